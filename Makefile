@@ -1,0 +1,34 @@
+# Two commands for a fresh machine (Debian, Python 3.11, no GPU): `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+# A CPU build of torch from local disk; an unpinned torch pulls a multi-GB CUDA build.
+TORCH  ?= torch==2.13.0
+
+.PHONY: install demo test lint help
+
+help:
+	@echo "make demo   set up and run the pipeline on submissions/ and the example data"
+	@echo "make test   set up and run the whole suite (lint and type checks included)"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q -e ".[collect,publish,dev]" --config-settings editable_mode=strict
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m ecocompute show tests/data/example/submission.json --allowed-signers tests/data/example/allowed_signers
+
+lint: $(STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" bash scripts/lint.sh
+
+test: $(STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" bash scripts/lint.sh
+	$(BIN)/python -m pytest

@@ -1,0 +1,5 @@
+"""``python -m ecocompute``."""
+
+from ecocompute.cli import run
+
+run()

@@ -1,0 +1,1 @@
+"""The publisher: accepted submissions -> parquet tables and a dataset card -> Hugging Face Hub, Zenodo."""

@@ -1,0 +1,155 @@
+"""Commands of the contract: sign, verify, show and the JSON Schema export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ecocompute.console import out
+from ecocompute.schema.derive import derive
+from ecocompute.schema.errors import EcocomputeError, SignatureError
+from ecocompute.schema.export import SCHEMA_FILE, json_schema_text
+from ecocompute.schema.io import dumps as dump_submission
+from ecocompute.schema.io import load_document, load_submission, submission_from_document, write_text_atomic
+from ecocompute.schema.models import Submission
+from ecocompute.schema.signing import parse_allowed_signers, sign_submission, verify_document
+
+FILE_ARG = typer.Argument(..., help="A submission JSON file.", show_default=False)
+ALLOWED_OPT = typer.Option(
+    ...,
+    "--allowed-signers",
+    help="OpenSSH allowed_signers file whose principals are GitHub logins.",
+    show_default=False,
+)
+
+
+def sign(
+    file: Path = FILE_ARG,
+    key: Path = typer.Option(..., "--key", help="Your SSH private key (ed25519 or RSA).", show_default=False),
+    signer: str = typer.Option(
+        ..., "--signer", help="Your GitHub login (the submission's contributor).", show_default=False
+    ),
+) -> None:
+    """Sign a submission in place with your SSH key (ssh-keygen -Y sign).
+
+    Example: ecocompute sign submissions/alice/nvidia-h200/ID.json --key ~/.ssh/id_ed25519 --signer alice
+    """
+    submission = load_submission(file)
+    signed = sign_submission(submission, key, signer)
+    write_text_atomic(file, dump_submission(signed))
+    assert signed.signature is not None  # noqa: S101 - set by sign_submission
+    out.print(f"signed {file} as {signer} ({signed.signature.key_fingerprint})")
+
+
+def verify(file: Path = FILE_ARG, allowed_signers: Path = ALLOWED_OPT) -> None:
+    """Check a submission's schema and its signature against an allowed_signers file.
+
+    Exit code 0 when valid, 1 when not, 2 when a file cannot be read.
+
+    Example: ecocompute verify tests/data/example/submission.json --allowed-signers tests/data/example/allowed_signers
+    """
+    document = load_document(file)
+    submission_from_document(document)
+    allowed = parse_allowed_signers(allowed_signers)
+    if not isinstance(document, dict):  # pragma: no cover - submission_from_document rejects it first
+        raise SignatureError("not a JSON object")
+    who = verify_document(document, allowed)
+    out.print(f"[green]OK[/] {file}: signed by {who.signer} ({who.key_fingerprint})")
+
+
+def summary_table(submission: Submission, title: str) -> Table:
+    """A table of the derived figures of every measurement of one submission."""
+    p = submission.payload
+    table = Table(title=title, title_justify="left")
+    for name in (
+        "precision",
+        "windows",
+        "J/token",
+        "95% CI",
+        "CV %",
+        "tokens/s",
+        "power W",
+        "static J/t",
+        "dynamic J/t",
+    ):
+        table.add_column(name, justify="left" if name == "precision" else "right")
+    for m in p.measurements:
+        if m.error or not m.windows:
+            table.add_row(m.precision.value, "0", f"[red]{m.error or 'no windows'}[/]", *[""] * 6)
+            continue
+        d = derive(m.windows, p.idle.power_w)
+        ci = "n/a" if d.ci95_pct is None else f"±{d.ci95_pct:.2f}%"
+        table.add_row(
+            m.precision.value, str(d.n_windows), f"{d.j_per_token_mean:.4f}", ci, f"{d.cv_pct:.2f}",
+            f"{d.tokens_per_s:.1f}", f"{d.power_w_mean:.1f}", f"{d.static_j_per_token_mean:.4f}",
+            f"{d.dynamic_j_per_token_mean:.4f}",
+        )  # fmt: skip
+    return table
+
+
+def show(
+    files: list[Path] = typer.Argument(..., help="Submission JSON files.", show_default=False),
+    allowed_signers: Path | None = typer.Option(
+        None, "--allowed-signers", help="Also verify each signature against this allowed_signers file."
+    ),
+) -> None:
+    """Print each submission's derived figures as a table (optionally verifying its signature).
+
+    Example: ecocompute show tests/data/example/submission.json --allowed-signers tests/data/example/allowed_signers
+    """
+    allowed = parse_allowed_signers(allowed_signers) if allowed_signers else None
+    failed = 0
+    for file in files:
+        try:
+            document = load_document(file)
+            submission = submission_from_document(document)
+            status = "unverified"
+            if allowed is not None:
+                who = verify_document(document, allowed)
+                status = f"signature OK: {who.signer}"
+        except EcocomputeError as exc:
+            out.print(f"[red]{file}: {exc}[/]")
+            failed += 1
+            continue
+        p = submission.payload
+        label = " [yellow](EXAMPLE, not a measurement)[/]" if p.example else ""
+        title = (
+            f"{file}{label}\n{p.hardware.gpu_name} · {p.workload.architecture} ({p.workload.weights}) · "
+            f"{p.workload.stack.value} · batch {p.workload.batch_size} · {status}"
+        )
+        out.print(summary_table(submission, title))
+    if failed:
+        raise typer.Exit(1)
+
+
+schema_app = typer.Typer(help="The submission JSON Schema.", no_args_is_help=True)
+
+
+@schema_app.command("export")
+def export_schema(
+    check: bool = typer.Option(False, "--check", help="Fail if the committed schema differs from the models."),
+    out_file: Path = typer.Option(SCHEMA_FILE, "--out", help="Where to write the schema."),
+) -> None:
+    """Write the JSON Schema generated from the models (or, with --check, compare it).
+
+    Example: ecocompute schema export --check
+    """
+    text = json_schema_text()
+    if check:
+        current = out_file.read_text(encoding="utf-8") if out_file.exists() else ""
+        if current != text:
+            raise SignatureError(f"{out_file} is out of date: run `ecocompute schema export`")
+        out.print(f"{out_file} is up to date")
+        return
+    write_text_atomic(out_file, text)
+    out.print(f"wrote {out_file}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this stage's commands to the ``ecocompute`` app."""
+    app.command("sign")(sign)
+    app.command("verify")(verify)
+    app.command("show")(show)
+    app.add_typer(schema_app, name="schema")

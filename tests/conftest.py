@@ -1,0 +1,56 @@
+"""Shared fixtures: SSH keys made for the test session, and signed synthetic submissions."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from factories import allowed_signers_line, make_key, make_submission
+
+from ecocompute.schema.io import write_submission
+from ecocompute.schema.models import Submission
+from ecocompute.schema.signing import sign_submission
+
+DATA = Path(__file__).parent / "data"
+EXAMPLE = DATA / "example" / "submission.json"
+EXAMPLE_SIGNERS = DATA / "example" / "allowed_signers"
+
+
+@dataclass(frozen=True)
+class Keys:
+    """A test signer: login, private keys, and an allowed_signers file naming them."""
+
+    login: str
+    ed25519: Path
+    rsa: Path
+    allowed_signers: Path
+
+    def sign(self, submission: Submission, rsa: bool = False) -> Submission:
+        """Sign ``submission`` as this signer."""
+        return sign_submission(submission, self.rsa if rsa else self.ed25519, self.login)
+
+
+@pytest.fixture(scope="session")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
+    """Keys made for this test session, never committed."""
+    directory = tmp_path_factory.mktemp("keys")
+    ed = make_key(directory, "id_ed25519", "ed25519")
+    rsa = make_key(directory, "id_rsa", "rsa")
+    signers = directory / "allowed_signers"
+    signers.write_text(allowed_signers_line("example-user", ed) + allowed_signers_line("example-user", rsa))
+    return Keys("example-user", ed, rsa, signers)
+
+
+@pytest.fixture
+def signed_file(tmp_path: Path, keys: Keys) -> Path:
+    """A signed synthetic submission written under a submissions/ tree in tmp_path."""
+    sub = keys.sign(make_submission(1))
+    p = sub.payload
+    path = tmp_path / "submissions" / p.contributor.github / "nvidia-h200" / f"{p.submission_id}.json"
+    write_submission(sub, path)
+    return path

@@ -1,0 +1,185 @@
+"""Builders of synthetic, schema-valid submissions for tests and benchmarks.
+
+Everything here is test data, labelled ``example`` where it is written to disk; nothing here is a
+measurement. Figures follow the shapes seen on the reference H200 so that checks see realistic values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ecocompute.schema.models import Submission
+
+BASE_JPT = {"fp16": 2.07, "bf16": 2.09, "nf4": 2.72, "nf4-dq": 2.80, "int8": 6.14, "int8-t0": 4.18, "fp4": 2.70}
+BNB = {
+    "fp16": None,
+    "bf16": None,
+    "nf4": {"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4bit_compute_dtype": "float16"},
+    "int8": {"load_in_8bit": True, "llm_int8_threshold": 6.0},
+    "int8-t0": {"load_in_8bit": True, "llm_int8_threshold": 0.0},
+}
+
+
+def window(
+    index: int,
+    start: datetime,
+    jpt: float,
+    rng: random.Random,
+    cv: float,
+    *,
+    batch: int = 1,
+    new_tokens: int = 256,
+    idle_w: float = 122.0,
+) -> dict[str, Any]:
+    """One plausible window dict: ~10.5 s of generate calls at ``jpt`` J/token with relative noise ``cv``."""
+    calls = 5
+    tokens = batch * new_tokens * calls
+    energy = tokens * jpt * (1 + rng.gauss(0, cv))
+    duration = max(10.0, energy / (idle_w + 40.0))
+    return {
+        "index": index,
+        "started_at": start.isoformat().replace("+00:00", "Z"),
+        "duration_s": round(duration, 6),
+        "energy_j": round(energy, 6),
+        "energy_j_power_integrated": round(energy * (1 + rng.uniform(-0.01, 0.01)), 6),
+        "tokens": tokens,
+        "generate_calls": calls,
+        "temp_c_start": 41.0,
+        "temp_c_end": 42.0,
+        "sm_clock_mhz_mean": 1980.0,
+        "throttle_reasons": [],
+        "gpu_util_pct_mean": 21.0,
+        "process_cpu_s": round(duration * 0.99, 6),
+        "host_steal_s": 0.0,
+        "power_samples": int(duration * 10),
+        "delay_s": round(rng.uniform(0, 0.1), 6),
+        "other_gpu_processes": 0,
+    }
+
+
+def submission_document(
+    seed: int = 0,
+    *,
+    login: str = "example-user",
+    precisions: tuple[str, ...] = ("fp16", "nf4"),
+    n_windows: int = 6,
+    cv: float = 0.004,
+    params_total: int = 1_100_048_384,
+    architecture: str = "TinyLlama-1.1B",
+    stack: str = "eager",
+    batch: int = 1,
+    example: bool = True,
+    created: datetime | None = None,
+) -> dict[str, Any]:
+    """A complete, unsigned submission document (a dict, as JSON would give it)."""
+    rng = random.Random(seed)
+    created = created or datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC) + timedelta(minutes=seed)
+    sub_id = created.strftime("%Y%m%dT%H%M%SZ") + "-" + hashlib.sha256(str(seed).encode()).hexdigest()[:8]
+    start = created - timedelta(hours=1)
+    measurements = []
+    for p, prec in enumerate(precisions):
+        windows = [
+            window(i, start + timedelta(seconds=60 * i + p * 11), BASE_JPT[prec], rng, cv, batch=batch)
+            for i in range(n_windows)
+        ]
+        warmup = [window(0, start - timedelta(seconds=30 - p * 11), BASE_JPT[prec] * 1.02, rng, cv, batch=batch)]
+        measurements.append(
+            {"precision": prec, "quantization": BNB.get(prec), "windows": windows, "warmup": warmup,
+             "quality": None, "error": None, "memory_allocated_mib": 2100.0}
+        )  # fmt: skip
+    return {
+        "schema_version": "1.0",
+        "payload": {
+            "submission_id": sub_id,
+            "created_at": created.isoformat().replace("+00:00", "Z"),
+            "contributor": {"github": login, "name": None, "affiliation": None},
+            "collector": {"version": "0.1.0", "git_sha": None},
+            "hardware": {
+                "gpu_name": "NVIDIA H200",
+                "gpu_arch": "hopper",
+                "compute_capability": "9.0",
+                "gpu_count": 1,
+                "memory_total_mib": 143771,
+                "power_limit_w": 700.0,
+                "default_power_limit_w": 700.0,
+                "driver_version": "580.159.04",
+                "vbios_version": "96.00.D0.00.03",
+                "gpu_uuid_sha256": hashlib.sha256(b"GPU-example").hexdigest(),
+                "persistence_mode": True,
+                "mig_mode": False,
+                "clocks_locked": False,
+                "cpu_model": "Example CPU @ 2.0GHz",
+                "cpu_count": 16,
+                "host_os": "Linux-6.18-x86_64",
+                "memory_host_mib": 131072,
+            },
+            "software": {
+                "python": "3.12.3",
+                "torch": "2.11.0+cu130",
+                "cuda_runtime": "13.0",
+                "transformers": "5.17.0",
+                "bitsandbytes": "0.50.2",
+                "accelerate": "1.13.0",
+                "nvml": "13.580",
+                "nvidia_ml_py": "13.610",
+            },
+            "workload": {
+                "model_id": f"random-init/{architecture}",
+                "model_revision": None,
+                "weights": "random-init",
+                "architecture": architecture,
+                "params_total": params_total,
+                "batch_size": batch,
+                "prompt_tokens": 128,
+                "new_tokens": 256,
+                "decoding": "greedy",
+                "prompt_sha256": hashlib.sha256(b"prompt").hexdigest(),
+                "stack": stack,
+                "attn_implementation": "sdpa",
+            },
+            "method": {
+                "energy_source": "nvml_total_energy_counter",
+                "power_sampling_hz": 10.0,
+                "window_min_s": 10.0,
+                "warmup_windows": 1,
+                "min_windows": 5,
+                "max_windows": 30,
+                "target_ci_pct": 0.5,
+                "order": "interleaved",
+                "random_delay_max_s": 0.1,
+                "cooldown_s": 0.0,
+                "allow_shared": False,
+                "seed": seed,
+            },
+            "idle": {"power_w_before": 122.0, "power_w_after": 123.0, "duration_s": 10.0},
+            "measurements": measurements,
+            "notes": "EXAMPLE: synthetic windows for tests and the demo; not a measurement." if example else None,
+            "example": example,
+        },
+    }
+
+
+def make_submission(seed: int = 0, **kwargs: Any) -> Submission:
+    """A validated, unsigned Submission."""
+    return Submission.model_validate(submission_document(seed, **kwargs))
+
+
+def make_key(directory: Path, name: str = "id_ed25519", key_type: str = "ed25519") -> Path:
+    """Generate a passphrase-less SSH key with ssh-keygen; return the private key's path."""
+    path = directory / name
+    args = ["ssh-keygen", "-q", "-t", key_type, "-N", "", "-C", name, "-f", str(path)]
+    if key_type == "rsa":
+        args[4:4] = ["-b", "3072"]
+    subprocess.run(args, check=True)
+    return path
+
+
+def allowed_signers_line(login: str, key: Path) -> str:
+    """An allowed_signers line giving ``login`` the public key of ``key``."""
+    public = key.with_name(key.name + ".pub").read_text(encoding="utf-8").split()
+    return f"{login} {public[0]} {public[1]}\n"

@@ -1,0 +1,1 @@
+"""The validator: pure checks that return findings, a CLI and reports for a pull request."""
