@@ -22,4 +22,4 @@ def gpu_slug(gpu_name: str) -> str:
 def submission_relpath(submission: Submission) -> PurePosixPath:
     """The path of ``submission`` relative to the submissions folder."""
     p = submission.payload
-    return PurePosixPath(p.contributor.github.lower(), gpu_slug(p.hardware.gpu_name), f"{p.submission_id}.json")
+    return PurePosixPath(p.contributor.github, gpu_slug(p.hardware.gpu_name), f"{p.submission_id}.json")
