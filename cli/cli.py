@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-import click
 import typer
 
 from ecocompute import __version__
@@ -60,14 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EcocomputeError as exc:
         fail_line(str(exc))
         return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except typer.Abort:
         fail_line("aborted")
         return 130
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
+    except typer.TyperException as exc:  # usage errors: typer prints them with the command's usage line
+        exc.show()  # type: ignore[attr-defined]
+        return int(getattr(exc, "exit_code", 2))
     except KeyboardInterrupt:
         fail_line("interrupted")
         return 130

@@ -87,10 +87,20 @@ def check_schema_version(document: Any) -> None:
 
 
 def submission_from_document(document: Any) -> Submission:
-    """Validate a parsed JSON document into a Submission, or raise SubmissionError."""
+    """Validate a parsed JSON document into a Submission, or raise SubmissionError.
+
+    Validation is strict (no "1" for 1, no 1 for true), as the committed JSON Schema is.
+    """
     check_schema_version(document)
     try:
-        return Submission.model_validate(document)
+        text = json.dumps(document, allow_nan=False)
+    except ValueError:  # a non-finite float: let the lax validator name the field
+        text = None
+    try:
+        if text is None:
+            Submission.model_validate(document)
+            raise SubmissionError("document holds a value that is not valid JSON")
+        return Submission.model_validate_json(text, strict=True)
     except ValidationError as exc:
         raise SubmissionError(format_validation_error(exc)) from None
 

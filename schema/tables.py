@@ -17,7 +17,6 @@ from ecocompute.schema.derive import derive, integral_diff_pct
 from ecocompute.schema.models import Measurement, Submission, Window
 
 
-
 class WindowsTable(pa.DataFrameModel):
     """One row per measured window; ``warmup`` rows were measured and discarded from every figure."""
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -15,6 +16,10 @@ from factories import allowed_signers_line, make_key, make_submission
 from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import Submission
 from ecocompute.schema.signing import sign_submission
+
+# No timing limits in tests: performance is measured by benchmarks/, not by timed tests.
+settings.register_profile("ecocompute", deadline=None)
+settings.load_profile("ecocompute")
 
 DATA = Path(__file__).parent / "data"
 EXAMPLE = DATA / "example" / "submission.json"

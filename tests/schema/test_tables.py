@@ -1,0 +1,65 @@
+"""The pandera table models accept the flattened rows of valid submissions and reject bad tables."""
+
+from __future__ import annotations
+
+import pandera.errors
+import polars as pl
+import pytest
+from factories import make_submission
+
+from ecocompute.schema.derive import derive
+from ecocompute.schema.tables import (
+    measurement_rows,
+    measurements_frame,
+    submission_row,
+    submissions_frame,
+    window_rows,
+    windows_frame,
+)
+
+
+def test_tables_of_a_submission_validate_and_count_every_window() -> None:
+    sub = make_submission(11, precisions=("fp16", "nf4", "int8"), n_windows=4)
+    windows = windows_frame(window_rows(sub))
+    expected = sum(len(m.windows) + len(m.warmup) for m in sub.payload.measurements)
+    assert windows.height == expected
+    assert windows.filter(~pl.col("warmup")).height == 12
+    measurements = measurements_frame(measurement_rows(sub))
+    assert measurements.height == 3
+    submissions = submissions_frame([submission_row(sub, "a" * 64)])
+    assert submissions["gpu_name"].to_list() == ["NVIDIA H200"]
+
+
+def test_measurement_figures_come_from_derive() -> None:
+    sub = make_submission(12)
+    row = measurements_frame(measurement_rows(sub)).row(0, named=True)
+    d = derive(sub.payload.measurements[0].windows, sub.payload.idle.power_w)
+    assert row["j_per_token_mean"] == d.j_per_token_mean
+    assert row["cv_pct"] == d.cv_pct
+    assert d.ci95_half_j is not None
+    assert row["ci95_high_j"] == pytest.approx(d.j_per_token_mean + d.ci95_half_j)
+
+
+def test_errored_measurement_has_null_figures() -> None:
+    sub = make_submission(13)
+    failed = sub.payload.measurements[1].model_copy(update={"windows": [], "warmup": [], "error": "CUDA OOM"})
+    payload = sub.payload.model_copy(update={"measurements": [sub.payload.measurements[0], failed]})
+    rows = measurement_rows(sub.model_copy(update={"payload": payload}))
+    frame = measurements_frame(rows)
+    assert frame["j_per_token_mean"].null_count() == 1
+    assert frame.filter(pl.col("error").is_not_null())["n_windows"].to_list() == [0]
+
+
+def test_duplicate_window_rows_are_rejected() -> None:
+    rows = window_rows(make_submission(14))
+    with pytest.raises(pandera.errors.SchemaError):
+        windows_frame([*rows, rows[-1]])
+
+
+def test_unknown_column_is_rejected() -> None:
+    rows = measurement_rows(make_submission(15))
+    frame = measurements_frame(rows).with_columns(pl.lit(1).alias("surprise"))
+    from ecocompute.schema.tables import MeasurementsTable
+
+    with pytest.raises(pandera.errors.SchemaError):
+        MeasurementsTable.validate(frame)
