@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Run each line of a queue file as `ecocompute collect <line>` on one GPU, resuming unfinished runs.
+# Lines already done are recorded in QUEUE.done, so the worker can be restarted.
+set -uo pipefail
+queue=$1; gpu=$2
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 CUDA_VISIBLE_DEVICES=$gpu
+touch "$queue.done"
+n=0
+while IFS= read -r line; do
+  n=$((n + 1))
+  [ -z "$line" ] && continue
+  case "$line" in \#*) continue ;; esac
+  grep -qxF "$line" "$queue.done" && continue
+  echo "[$(date -u +%FT%TZ)] gpu $gpu job $n: $line"
+  # shellcheck disable=SC2086
+  python3 -m ecocompute collect $line --out /tmp/eco/out --state-dir /tmp/eco/state --resume --quiet \
+    > "/tmp/eco/logs/gpu$gpu-job$n.log" 2>&1
+  rc=$?
+  echo "[$(date -u +%FT%TZ)] gpu $gpu job $n exited $rc"
+  echo "$line" >> "$queue.done"
+done < "$queue"
+echo "[$(date -u +%FT%TZ)] gpu $gpu queue finished"
