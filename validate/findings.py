@@ -1,0 +1,104 @@
+"""Findings: what the validator reports, each with a stable, documented code.
+
+A code never changes meaning once released; docs/validator.md documents every code in
+:data:`CODES`, and a test keeps the two in agreement.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Severity(enum.StrEnum):
+    """An error rejects the file; a warning is reported and does not."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found in one file.
+
+    ``path`` is where in the document the problem is, as a dotted path with list indices
+    (``payload.measurements[1].windows[0].duration_s``); an empty string means the file as a whole.
+    """
+
+    code: str
+    path: str
+    message: str
+    severity: Severity = Severity.ERROR
+
+    @property
+    def is_error(self) -> bool:
+        """True when this finding rejects the file."""
+        return self.severity is Severity.ERROR
+
+
+# code -> one-line summary. Codes starting with "E-" are errors, "W-" warnings.
+CODES: dict[str, str] = {
+    # the file itself, before any parsing
+    "E-READ": "the file cannot be read (missing, unreadable or not a regular file)",
+    "E-SYMLINK": "the path is, or passes through, a symbolic link",
+    "E-OUTSIDE": "the path lies outside the submissions folder",
+    "E-SIZE": "the file is empty or larger than the 5 MB cap",
+    "E-NESTING": "JSON nested deeper than the cap (32 levels)",
+    "E-BINARY": "the file holds NUL or other control bytes: it is not a text file",
+    "E-ENCODING": "the file is not UTF-8 text (or starts with a byte-order mark)",
+    "E-JSON": "the file is not valid JSON",
+    "E-NAN": "the JSON holds NaN or Infinity, or a number too large for a double",
+    "E-DUPKEY": "a JSON object has the same key twice",
+    # the contract
+    "E-VERSION": "schema_version is missing or not one this release reads",
+    "E-SCHEMA": "the document does not follow the schema (a field is missing, extra or of the wrong type)",
+    "E-UNSIGNED": "the submission carries no signature",
+    "E-SIGNER-UNKNOWN": "the signer has no key in the allowed_signers file",
+    "E-SIGNATURE": "the signature does not verify against the signer's keys and the content",
+    "E-SIGNER": "the signer is not the contributor named in the payload",
+    "E-PR-AUTHOR": "the signer is not the author of the pull request",
+    "E-PATH": "the file is not at submissions/<login>/<gpu-slug>/<submission-id>.json",
+    "E-DUPLICATE-ID": "another file already has this submission_id",
+    "E-DUPLICATE-PAYLOAD": "another file already has the same payload",
+    # the measurement
+    "E-MEASUREMENT": "a measurement has windows and an error, or neither",
+    "E-PRECISION-REPEATED": "two measurements of one submission have the same precision",
+    "E-QUANTIZATION": "a quantized precision without a quantization config, or a baseline with one",
+    "E-BASELINE": "a quantized precision is present without an fp16 or bf16 measurement",
+    "E-WINDOW-COUNT": "fewer windows than method.min_windows, or more than method.max_windows",
+    "E-WINDOW-SHORT": "a window is shorter than method.window_min_s",
+    "E-WINDOW-INDEX": "window indices are not unique and increasing",
+    "E-CV": "the coefficient of variation of J/token is above the gate (2% by default)",
+    "E-POWER": "a window's average power is below the floor or above 1.1 x the power limit",
+    "E-INTEGRAL": "counter energy and integrated-power energy differ by more than 5%",
+    "E-TOKENS": "a window's tokens differ from batch_size x new_tokens x generate_calls",
+    "E-THROUGHPUT": "a window generated more tokens than its duration allows",
+    "E-TEMPERATURE": "a temperature outside 0..110 C",
+    "E-CLOCK": "a mean SM clock outside 0..the GPU's maximum",
+    "E-TIME-ORDER": "window start times are not strictly increasing",
+    "E-TIME-RANGE": "a timestamp in the future, before 2020, or a window after created_at",
+    "E-IDLE": "idle power below the floor or above the power limit",
+    "E-HARDWARE": "the power limit or memory is outside the known range of the named GPU",
+    "E-FINGERPRINT": "a version or identifier of the software or hardware stack is missing",
+    "E-INTERNAL": "a check failed unexpectedly (a validator bug): the file stays rejected until it is fixed",
+    # warnings
+    "W-GPU-UNKNOWN": "the GPU is not in the validator's table: generic bounds were used",
+    "W-POWER-LIMIT": "the power limit is not the GPU's default",
+    "W-INTEGRAL": "counter and integrated-power energy differ by more than 2% (below the 5% gate)",
+    "W-WARMUP": "fewer warm-up windows than method.warmup_windows",
+    "W-THROTTLE": "a window reports throttle reasons",
+    "W-SHARED": "other processes used the GPU during a window",
+    "W-EXAMPLE": "the submission is marked as an example, not a measurement",
+}
+
+
+def severity_of(code: str) -> Severity:
+    """The severity a code carries: errors start with ``E-``, warnings with ``W-``."""
+    return Severity.WARNING if code.startswith("W-") else Severity.ERROR
+
+
+def finding(code: str, path: str, message: str) -> Finding:
+    """Build a finding for a registered code, with the code's severity."""
+    if code not in CODES:
+        raise KeyError(f"unregistered finding code {code!r}: add it to CODES and docs/validator.md")
+    return Finding(code=code, path=path, message=message, severity=severity_of(code))
