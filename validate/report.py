@@ -1,0 +1,199 @@
+"""Reports of a validation run: markdown (step summary, PR comment), GitHub annotations and JSON.
+
+All text that comes from a submission or a file name is cleaned before it is shown: control characters
+are replaced, markdown is escaped, and nothing can open a workflow command or mention a person.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ecocompute.schema.derive import Derived
+from ecocompute.validate.core import FileResult
+from ecocompute.validate.findings import Finding
+from ecocompute.validate.windows import safe_derive
+
+MARKER = "<!-- ecocompute-validate-report -->"
+MAX_REPORT_CHARS = 60_000  # a GitHub comment holds 65,536
+MAX_TEXT = 300
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~@])")
+
+
+def clean(text: object, limit: int = MAX_TEXT) -> str:
+    """``text`` on one line, without control characters, at most ``limit`` characters."""
+    line = _CONTROL.sub("?", str(text))
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def md(text: object, limit: int = MAX_TEXT) -> str:
+    """``text`` cleaned and with markdown escaped, safe inside a table cell."""
+    return _MD_SPECIAL.sub(r"\\\1", clean(text, limit))
+
+
+@dataclass(frozen=True)
+class MeasurementRow:
+    """One line of a submission's table: what was derived from one measurement's windows."""
+
+    index: int
+    precision: str
+    windows: int
+    derived: Derived | None
+    error: str | None
+    accepted: bool
+
+
+def _belongs(finding: Finding, prefix: str) -> bool:
+    return finding.path == prefix or finding.path.startswith((prefix + ".", prefix + "["))
+
+
+def measurement_rows(result: FileResult) -> list[MeasurementRow]:
+    """The table rows of one file's submission (empty when it did not follow the schema)."""
+    if result.submission is None:
+        return []
+    payload = result.submission.payload
+    rows = []
+    for i, m in enumerate(payload.measurements):
+        derived = safe_derive(m.windows, payload.idle.power_w) if m.windows else None
+        prefix = f"payload.measurements[{i}]"
+        bad = any(f.is_error and _belongs(f, prefix) for f in result.findings)
+        rows.append(
+            MeasurementRow(
+                i,
+                m.precision.value,
+                len(m.windows),
+                derived if not isinstance(derived, str) else None,
+                m.error,
+                not bad,
+            )
+        )
+    return rows
+
+
+def _ci(derived: Derived) -> str:
+    if derived.ci95_half_j is None or derived.ci95_pct is None:
+        return "n/a"
+    return f"±{derived.ci95_half_j:.4f} (±{derived.ci95_pct:.2f}%)"
+
+
+def _row_md(row: MeasurementRow) -> str:
+    if row.error is not None:
+        verdict = "recorded failure: " + md(row.error, 120)
+        return f"| {row.precision} | - | - | - | {row.windows} | {verdict} |"
+    verdict = "✅ accepted" if row.accepted else "❌ rejected"
+    d = row.derived
+    if d is None:
+        return f"| {row.precision} | - | - | - | {row.windows} | {verdict} |"
+    return f"| {row.precision} | {d.j_per_token_mean:.4f} | {_ci(d)} | {d.cv_pct:.2f} | {row.windows} | {verdict} |"
+
+
+def _file_md(result: FileResult) -> list[str]:
+    icon = "✅" if result.accepted else "❌"
+    lines = [f"### {icon} {md(result.path, 200)}", ""]
+    if result.submission is not None:
+        p = result.submission.payload
+        lines += [
+            f"{md(p.hardware.gpu_name, 80)} · {md(p.workload.architecture, 80)} ({p.workload.weights}) · "
+            f"{p.workload.stack.value} · batch {p.workload.batch_size} · signer "
+            f"{md(result.submission.signature.signer if result.submission.signature else 'none')}",
+            "",
+            "| precision | J/token | 95% CI (J) | CV % | windows | verdict |",
+            "|---|---:|---:|---:|---:|---|",
+            *(_row_md(row) for row in measurement_rows(result)),
+            "",
+        ]
+    if result.findings:
+        lines += ["| | code | where | finding |", "|---|---|---|---|"]
+        for f in result.findings:
+            mark = "❌" if f.is_error else "⚠️"
+            lines.append(f"| {mark} | {f.code} | {md(f.path or '(file)', 120)} | {md(f.message)} |")
+        lines.append("")
+    return lines
+
+
+def markdown_report(results: Sequence[FileResult]) -> str:
+    """A markdown report: a summary line, then per file a table of measurements and every finding."""
+    rejected = sum(not r.accepted for r in results)
+    head = "✅ every file accepted" if not rejected else f"❌ {rejected} of {len(results)} files rejected"
+    lines = [MARKER, f"## ecocompute validation: {head}", ""]
+    if not results:
+        lines.append("No submission files to validate.")
+    body: list[str] = []
+    for result in results:
+        body += _file_md(result)
+    body.append("Every finding code is explained in docs/validator.md.")
+    text = "\n".join(lines + body) + "\n"
+    if len(text) > MAX_REPORT_CHARS:
+        text = text[:MAX_REPORT_CHARS] + "\n\n… report cut short; run `ecocompute validate` locally for all of it.\n"
+    return text
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation_lines(results: Sequence[FileResult]) -> list[str]:
+    """GitHub workflow commands (``::error file=...::``), one per finding."""
+    lines = []
+    for result in results:
+        for f in result.findings:
+            level = "error" if f.is_error else "warning"
+            props = f"file={_escape_property(clean(result.path))},title={_escape_property(f.code)}"
+            where = f" ({clean(f.path)})" if f.path else ""
+            lines.append(f"::{level} {props}::{_escape_data(clean(f.message) + where)}")
+    return lines
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _derived_json(derived: Derived | None) -> dict[str, Any] | None:
+    if derived is None:
+        return None
+    names = ("j_per_token_mean", "ci95_half_j", "ci95_pct", "cv_pct", "tokens_per_s", "power_w_mean")
+    return {name: _finite(getattr(derived, name)) for name in names}
+
+
+def result_json(result: FileResult) -> dict[str, Any]:
+    """One file's result as plain JSON types."""
+    sub = result.submission
+    return {
+        "path": str(result.path),
+        "accepted": result.accepted,
+        "content_sha256": result.content_sha256,
+        "submission_id": sub.payload.submission_id if sub else None,
+        "findings": [
+            {"code": f.code, "severity": f.severity.value, "path": f.path, "message": f.message}
+            for f in result.findings
+        ],
+        "measurements": [
+            {
+                "precision": row.precision,
+                "windows": row.windows,
+                "error": row.error,
+                "accepted": row.accepted,
+                "derived": _derived_json(row.derived),
+            }
+            for row in measurement_rows(result)
+        ],
+    }
+
+
+def json_report(results: Sequence[FileResult]) -> str:
+    """The machine-readable report: every file, its findings and its derived figures."""
+    document = {
+        "report_version": 1,
+        "accepted": all(r.accepted for r in results),
+        "files": [result_json(r) for r in results],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
