@@ -1,0 +1,19 @@
+"""Fixtures of the validator's tests: a submissions tree holding one valid, signed submission."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from validate_helpers import Tree
+
+
+@pytest.fixture
+def tree(signed_file: Path, keys: Any) -> Tree:
+    """The shared ``signed_file`` fixture, seen as a tree."""
+    return Tree(signed_file.parents[2], signed_file, keys.allowed_signers)
