@@ -1,0 +1,261 @@
+"""The measurement engine: windows of back-to-back generate calls, read against the energy counter.
+
+Torch-agnostic: it drives :class:`Runner` objects (one per precision) and a
+:class:`~ecocompute.collector.gpu.GpuMonitor`. A window is a random 0-100 ms delay, a synchronize,
+a counter read, back-to-back ``generate_once`` calls until ``window_s`` has passed, a synchronize and a
+second counter read. Precisions are interleaved window by window, the order reversed every round
+(ABBA) to cancel drift; each stops on its own when its confidence interval is narrow enough
+(:func:`ecocompute.schema.derive.stopping_reached`) or at ``max_windows``. A runner that fails is
+recorded with its error and the others go on; a failed GPU reading stops everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from ecocompute.collector import host
+from ecocompute.collector.clock import Clock
+from ecocompute.collector.errors import NvmlReadError
+from ecocompute.collector.gpu import GpuMonitor
+from ecocompute.collector.sampler import PowerSampler
+from ecocompute.collector.state import MeasurementState
+from ecocompute.schema.derive import derive, stopping_reached
+from ecocompute.schema.models import Precision, Window
+
+MAX_ERROR_CHARS = 1000
+_T = TypeVar("_T")
+
+
+class Runner(Protocol):
+    """One loaded model at one precision, ready to generate."""
+
+    precision: Precision
+
+    def generate_once(self) -> int:
+        """Run one ``generate`` call; return the number of tokens it generated."""
+        ...
+
+    def synchronize(self) -> None:
+        """Wait until the device has finished all queued work."""
+        ...
+
+    def close(self) -> None:
+        """Free the model and its memory."""
+        ...
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """The knobs of the method (recorded in ``payload.method``)."""
+
+    window_s: float = 10.0
+    warmup_windows: int = 1
+    min_windows: int = 5
+    max_windows: int = 30
+    target_ci_pct: float = 0.5
+    random_delay_max_s: float = 0.1
+    seed: int = 0
+
+
+ProgressCallback = Callable[[MeasurementState, Window | None, bool], None]
+"""Called after every window (``window``, ``warmup``) and after a failure (``None``, False)."""
+
+
+class RunnerFailedError(Exception):
+    """A runner raised: the precision is recorded with its error, the run goes on."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for ``Measurement.error``: the exception's type and message, shortened."""
+    text = " ".join(str(exc).split()) or "(no message)"
+    line = f"{type(exc).__name__}: {text}"
+    return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 3] + "..."
+
+
+def round_order(active: Sequence[Precision], round_index: int) -> list[Precision]:
+    """The order of one round: as given on even rounds, reversed on odd ones (A B, B A, A B, ...)."""
+    return list(active) if round_index % 2 == 0 else list(reversed(active))
+
+
+def other_processes(pids: list[int] | None, own_pid: int, own_contexts: int) -> int | None:
+    """How many GPU processes are not ours.
+
+    Inside a container NVML reports host PIDs, so when our PID is not in the list, the
+    ``own_contexts`` CUDA contexts we hold are assumed to be listed anyway.
+    """
+    if pids is None:
+        return None
+    if own_pid in pids:
+        return len(pids) - pids.count(own_pid)
+    return max(0, len(pids) - own_contexts)
+
+
+class Engine:
+    """Measures windows on one GPU. ``own_contexts`` is 1 when this process holds a CUDA context on it."""
+
+    def __init__(
+        self,
+        gpu: GpuMonitor,
+        sampler: PowerSampler,
+        clock: Clock,
+        config: EngineConfig,
+        *,
+        on_progress: ProgressCallback | None = None,
+        own_contexts: int = 1,
+    ) -> None:
+        self.gpu = gpu
+        self.sampler = sampler
+        self.clock = clock
+        self.config = config
+        self.own_contexts = own_contexts
+        self._rng = random.Random(config.seed)
+        self._on_progress = on_progress
+
+    # --- one window ------------------------------------------------------------------------
+
+    def read_counter(self) -> tuple[float, float]:
+        """(time, energy) of one counter read; the time is the middle of the read (~4 ms on an H200)."""
+        before_s = self.clock.monotonic()
+        energy_j = self.gpu.energy_j()
+        after_s = self.clock.monotonic()
+        return (before_s + after_s) / 2, energy_j
+
+    def measure_idle_w(self, duration_s: float) -> float:
+        """Mean power over ``duration_s`` of doing nothing, from the energy counter, in W."""
+        t0, e0 = self.read_counter()
+        self.clock.sleep(duration_s)
+        t1, e1 = self.read_counter()
+        return _counter_delta(e0, e1) / (t1 - t0)
+
+    def other_gpu_processes(self) -> int | None:
+        """Processes on the GPU other than this one (None when NVML cannot list them)."""
+        return other_processes(self.gpu.compute_processes(), os.getpid(), self.own_contexts)
+
+    def measure_window(self, runner: Runner, index: int) -> Window:
+        """One window of back-to-back generate calls lasting at least ``window_s``."""
+        delay_s = round(self._rng.uniform(0.0, self.config.random_delay_max_s), 6)
+        self.clock.sleep(delay_s)
+        _call(runner.synchronize)
+        others = self.other_gpu_processes()
+        temp_start_c = self.gpu.temperature_c()
+        cpu0_s, steal0_s = host.process_cpu_s(), host.host_steal_s()
+        started_at = self.clock.utc_now()
+        t0, e0 = self.read_counter()
+        self.sampler.sample_now()
+        tokens, calls = self._generate_for(runner, t0)
+        _call(runner.synchronize)
+        self.sampler.sample_now()
+        t1, e1 = self.read_counter()
+        cpu1_s, steal1_s = host.process_cpu_s(), host.host_steal_s()
+        temp_end_c = self.gpu.temperature_c()
+        power = self.sampler.window(t0, t1)
+        steal_s = None if steal0_s is None or steal1_s is None else max(0.0, steal1_s - steal0_s)
+        return Window(
+            index=index,
+            started_at=started_at,
+            duration_s=round(t1 - t0, 6),
+            energy_j=round(_counter_delta(e0, e1), 6),
+            energy_j_power_integrated=round(power.energy_j, 6),
+            tokens=tokens,
+            generate_calls=calls,
+            temp_c_start=temp_start_c,
+            temp_c_end=temp_end_c,
+            sm_clock_mhz_mean=round(power.sm_clock_mhz_mean, 3),
+            throttle_reasons=power.throttle_reasons,
+            gpu_util_pct_mean=round(power.util_pct_mean, 3),
+            process_cpu_s=round(max(0.0, cpu1_s - cpu0_s), 6),
+            host_steal_s=None if steal_s is None else round(steal_s, 6),
+            power_samples=power.samples,
+            delay_s=delay_s,
+            other_gpu_processes=others,
+        )
+
+    def _generate_for(self, runner: Runner, t0: float) -> tuple[int, int]:
+        tokens = calls = 0
+        while calls == 0 or self.clock.monotonic() - t0 < self.config.window_s:
+            generated = _call(runner.generate_once)
+            if generated <= 0:
+                raise RunnerFailedError(RuntimeError(f"generate produced {generated} tokens"))
+            tokens += generated
+            calls += 1
+        return tokens, calls
+
+    # --- many windows ----------------------------------------------------------------------
+
+    def _step(self, runner: Runner, state: MeasurementState, warmup: bool) -> None:
+        """Measure one window into ``state``; on a runner failure record the error and close the runner."""
+        windows = state.warmup if warmup else state.windows
+        try:
+            window = self.measure_window(runner, len(windows))
+        except RunnerFailedError as failure:
+            state.error = describe_error(failure.cause)
+            state.finished = True
+            _close_quietly(runner)
+            self._notify(state, None, False)
+            return
+        windows.append(window)
+        if not warmup:
+            state.finished = self.stopped(state)
+        self._notify(state, window, warmup)
+
+    def stopped(self, state: MeasurementState) -> bool:
+        """True once ``state`` has ``max_windows`` windows or a narrow enough confidence interval."""
+        if len(state.windows) >= self.config.max_windows:
+            return True
+        if not state.windows:
+            return False
+        j_per_token = derive(state.windows, 0.0).j_per_token
+        return stopping_reached(j_per_token, self.config.min_windows, self.config.target_ci_pct)
+
+    def run(self, runners: dict[Precision, Runner], states: dict[Precision, MeasurementState]) -> None:
+        """Warm-up rounds, then measured rounds, interleaving ``runners`` until each has stopped.
+
+        One runner is the blocked case. ``states`` may hold windows from an earlier session (resume):
+        warm-up is repeated (the model was reloaded) and measurement continues where it stopped.
+        """
+        active = [p for p in runners if not states[p].finished]
+        for round_index in range(self.config.warmup_windows):
+            for precision in round_order(active, round_index):
+                if not states[precision].finished:
+                    self._step(runners[precision], states[precision], warmup=True)
+        round_index = 0
+        while active := [p for p in active if not states[p].finished]:
+            for precision in round_order(active, round_index):
+                if not states[precision].finished:
+                    self._step(runners[precision], states[precision], warmup=False)
+            round_index += 1
+
+    def _notify(self, state: MeasurementState, window: Window | None, warmup: bool) -> None:
+        if self._on_progress is not None:
+            self._on_progress(state, window, warmup)
+
+
+def _call(fn: Callable[[], _T]) -> _T:
+    """Call a runner method; anything it raises (OOM, a missing kernel, ...) becomes RunnerFailedError."""
+    try:
+        return fn()
+    except Exception as exc:
+        raise RunnerFailedError(exc) from exc
+
+
+def _close_quietly(runner: Runner) -> None:
+    with contextlib.suppress(Exception):  # the runner already failed; its error is what gets recorded
+        runner.close()
+
+
+def _counter_delta(e0_j: float, e1_j: float) -> float:
+    if e1_j < e0_j:
+        raise NvmlReadError(
+            f"the energy counter went backwards ({e0_j:.3f} J -> {e1_j:.3f} J): the driver was reloaded or the "
+            "GPU reset during the window; run again with --resume"
+        )
+    return e1_j - e0_j

@@ -1,0 +1,67 @@
+"""The host side of a window: this process's CPU time, the host's steal time, and what the CPU is.
+
+Small-batch decode is host-bound (REFERENCE_GPU.md): a window's CPU time tells a reader whether the
+generating process kept a core busy, and steal time whether a hypervisor took it away. Read from
+``/proc`` and the standard library only (psutil is not required).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+PROC_STAT = Path("/proc/stat")
+PROC_CPUINFO = Path("/proc/cpuinfo")
+PROC_MEMINFO = Path("/proc/meminfo")
+
+
+def process_cpu_s() -> float:
+    """User + system CPU time of this process (all threads), in s."""
+    return time.process_time()
+
+
+def host_steal_s(proc_stat: Path = PROC_STAT) -> float | None:
+    """Steal time of all the host's CPUs since boot, in s (the ``cpu`` line of /proc/stat); None off Linux."""
+    try:
+        with proc_stat.open(encoding="ascii") as handle:
+            first = handle.readline().split()
+    except OSError:
+        return None
+    if len(first) < 9 or first[0] != "cpu":
+        return None
+    return int(first[8]) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_model(cpuinfo: Path = PROC_CPUINFO) -> str:
+    """The CPU's model name (/proc/cpuinfo), or what ``platform`` knows."""
+    try:
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def host_memory_mib(meminfo: Path = PROC_MEMINFO) -> int | None:
+    """Total host memory in MiB (/proc/meminfo MemTotal); None when unknown."""
+    try:
+        for line in meminfo.read_text(encoding="ascii").splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def host_os() -> str:
+    """Operating system, kernel and machine, e.g. ``Linux-6.8.0-x86_64-with-glibc2.39``."""
+    return platform.platform()
+
+
+def cpu_count() -> int:
+    """Logical CPUs of the host."""
+    return os.cpu_count() or 1

@@ -1,0 +1,65 @@
+"""The precisions the collector measures, and what each means for loading a model.
+
+Pure data: :mod:`ecocompute.collector.hf` turns a spec into ``dtype`` and a ``BitsAndBytesConfig``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ecocompute.schema.errors import UsageError
+from ecocompute.schema.models import Precision
+
+
+@dataclass(frozen=True)
+class PrecisionSpec:
+    """How to load one precision: torch dtype name, BitsAndBytesConfig arguments, bytes per quantized weight."""
+
+    precision: Precision
+    dtype: str
+    bnb: dict[str, Any] | None = field(default=None)
+    weight_bytes: float = 2.0
+
+
+_NF4 = {"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4bit_compute_dtype": "float16"}
+
+SPECS: dict[Precision, PrecisionSpec] = {
+    Precision.FP16: PrecisionSpec(Precision.FP16, "float16"),
+    Precision.BF16: PrecisionSpec(Precision.BF16, "bfloat16"),
+    Precision.INT8: PrecisionSpec(Precision.INT8, "float16", {"load_in_8bit": True}, 1.0),
+    Precision.INT8_T0: PrecisionSpec(
+        Precision.INT8_T0, "float16", {"load_in_8bit": True, "llm_int8_threshold": 0.0}, 1.0
+    ),
+    Precision.NF4: PrecisionSpec(Precision.NF4, "float16", _NF4, 0.5625),
+    Precision.NF4_DQ: PrecisionSpec(Precision.NF4_DQ, "float16", {**_NF4, "bnb_4bit_use_double_quant": True}, 0.52),
+    Precision.FP4: PrecisionSpec(Precision.FP4, "float16", {**_NF4, "bnb_4bit_quant_type": "fp4"}, 0.5625),
+}
+
+
+def parse_precisions(text: str | Iterable[str]) -> list[Precision]:
+    """Parse ``"fp16,nf4"`` (or a list of names) into precisions, in order; UsageError names the valid ones."""
+    names = text.split(",") if isinstance(text, str) else list(text)
+    valid = ", ".join(p.value for p in Precision)
+    result: list[Precision] = []
+    for raw in names:
+        name = raw.strip().lower()
+        if not name:
+            continue
+        try:
+            precision = Precision(name)
+        except ValueError:
+            raise UsageError(f"unknown precision {raw.strip()!r}: choose from {valid}") from None
+        if precision in result:
+            raise UsageError(f"precision {name} is listed twice: list each once")
+        result.append(precision)
+    if not result:
+        raise UsageError(f"no precision given: pass e.g. --precisions fp16,nf4 (valid: {valid})")
+    return result
+
+
+def estimate_model_bytes(params_total: int, unquantized_params: int, spec: PrecisionSpec) -> float:
+    """Rough weight memory of a model at ``spec``: embeddings and lm_head stay 16-bit, the rest at ``weight_bytes``."""
+    quantized = max(0, params_total - unquantized_params)
+    return unquantized_params * 2.0 + quantized * spec.weight_bytes
