@@ -1,0 +1,132 @@
+"""The change in energy per token of each precision against the same submission's baseline.
+
+The baseline of a submission is its FP16 measurement, else its BF16 one; submissions with neither have no
+change. Change is ``100 * (J/token / baseline J/token - 1)``: positive means the precision costs more energy.
+
+Its 95% confidence interval comes from the delta method on the log of the ratio of the two means:
+``se = sqrt(cv_q^2 / n_q + cv_b^2 / n_b)`` (cv = std / mean of the per-window J/token of each measurement, as
+:func:`ecocompute.schema.derive.derive` computed them), with a Student t quantile at the Welch-Satterthwaite
+degrees of freedom, so the interval is ``100 * (ratio * exp(+-t * se) - 1)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import polars as pl
+
+from ecocompute.analysis.frames import as_polars, like_input, require_columns
+from ecocompute.schema.derive import t_quantile_975
+
+BASELINES = ("fp16", "bf16")
+PRECISION_ORDER = ("fp16", "bf16", "int8", "int8-t0", "nf4", "nf4-dq", "fp4")
+MEASUREMENT_COLUMNS = (
+    "submission_id", "gpu_name", "stack", "batch_size", "weights", "model_id", "architecture",
+    "params_total", "precision", "error", "n_windows", "j_per_token_mean", "j_per_token_std",
+)  # fmt: skip
+KEY_COLUMNS = (
+    "submission_id",
+    "gpu_name",
+    "stack",
+    "batch_size",
+    "weights",
+    "model_id",
+    "architecture",
+    "params_total",
+)
+
+
+def precision_rank(precision: str) -> tuple[int, str]:
+    """Sort key of a precision: baselines first, then 8-bit, then 4-bit; unknown ones last, by name."""
+    order = PRECISION_ORDER.index(precision) if precision in PRECISION_ORDER else len(PRECISION_ORDER)
+    return order, precision
+
+
+def usable_measurements(measurements: pl.DataFrame) -> pl.DataFrame:
+    """Measurements that have windows, no error and a J/token mean."""
+    require_columns(measurements, MEASUREMENT_COLUMNS, "measurements")
+    return measurements.filter(
+        pl.col("error").is_null() & (pl.col("n_windows") > 0) & pl.col("j_per_token_mean").is_not_null()
+    )
+
+
+def baselines(measurements: pl.DataFrame) -> pl.DataFrame:
+    """One row per submission: its baseline precision (fp16, else bf16) and that measurement's figures."""
+    ranked = measurements.filter(pl.col("precision").is_in(BASELINES)).with_columns(
+        pl.col("precision").replace_strict({p: i for i, p in enumerate(BASELINES)}, return_dtype=pl.Int8).alias("_rank")
+    )
+    first = ranked.sort("submission_id", "_rank").unique("submission_id", keep="first", maintain_order=True)
+    return first.select(
+        "submission_id",
+        pl.col("precision").alias("baseline_precision"),
+        pl.col("j_per_token_mean").alias("j_per_token_baseline"),
+        pl.col("j_per_token_std").alias("j_per_token_std_baseline"),
+        pl.col("n_windows").alias("n_windows_baseline"),
+    )
+
+
+def ratio_ci95(
+    mean_q: float, std_q: float, n_q: int, mean_b: float, std_b: float, n_b: int
+) -> tuple[float | None, float | None]:
+    """95% CI of ``100 * (mean_q / mean_b - 1)`` by the delta method on the log ratio (None when n < 2)."""
+    if n_q < 2 or n_b < 2 or mean_q <= 0 or mean_b <= 0:
+        return None, None
+    ratio = mean_q / mean_b
+    a = (std_q / mean_q) ** 2 / n_q
+    b = (std_b / mean_b) ** 2 / n_b
+    if a + b == 0:
+        return 100.0 * (ratio - 1), 100.0 * (ratio - 1)
+    dof = (a + b) ** 2 / (a**2 / (n_q - 1) + b**2 / (n_b - 1))
+    half = t_quantile_975(max(1, math.floor(dof))) * math.sqrt(a + b)
+    return 100.0 * (ratio * math.exp(-half) - 1), 100.0 * (ratio * math.exp(half) - 1)
+
+
+def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
+    """The change of every non-baseline measurement against its submission's baseline, with the delta-method CI."""
+    usable = usable_measurements(measurements)
+    joined = usable.join(baselines(usable), on="submission_id", how="inner").filter(
+        pl.col("precision") != pl.col("baseline_precision")
+    )
+    lows: list[float | None] = []
+    highs: list[float | None] = []
+    for row in joined.iter_rows(named=True):
+        low, high = ratio_ci95(
+            row["j_per_token_mean"], row["j_per_token_std"] or 0.0, row["n_windows"],
+            row["j_per_token_baseline"], row["j_per_token_std_baseline"] or 0.0, row["n_windows_baseline"],
+        )  # fmt: skip
+        lows.append(low)
+        highs.append(high)
+    result = joined.select(
+        *KEY_COLUMNS,
+        "precision",
+        "baseline_precision",
+        pl.col("j_per_token_mean").alias("j_per_token"),
+        "j_per_token_baseline",
+        (100.0 * (pl.col("j_per_token_mean") / pl.col("j_per_token_baseline") - 1)).alias("change_pct"),
+        pl.Series("ci95_low_pct", lows, dtype=pl.Float64),
+        pl.Series("ci95_high_pct", highs, dtype=pl.Float64),
+        "n_windows",
+        "n_windows_baseline",
+    )
+    return result.sort("gpu_name", "stack", "batch_size", "weights", "precision", "params_total", "submission_id")
+
+
+def change_vs_baseline(measurements: Any, windows: Any = None) -> Any:
+    """Percent change in J/token of each precision against the same submission's FP16 (else BF16) baseline.
+
+    ``measurements`` is the dataset's ``measurements`` table (polars, pandas or a ``datasets.Dataset``).
+    ``windows`` is accepted for symmetry with :func:`ecocompute.analysis.crossover` and may be None: the
+    delta-method interval needs only each measurement's mean, std and number of windows, which the
+    measurements table carries. Returns one row per submission x non-baseline precision with
+    ``change_pct`` and its 95% CI (``ci95_low_pct``, ``ci95_high_pct``), in the kind of frame given.
+
+    Example::
+
+        from datasets import load_dataset
+        m = load_dataset("ORG/NAME", "measurements", split="train")
+        change_vs_baseline(m)
+    """
+    if windows is not None:
+        as_polars(windows, "windows")  # reject a wrong type early, the same way as crossover()
+    return like_input(change_frame(as_polars(measurements, "measurements")), measurements)

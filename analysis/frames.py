@@ -1,0 +1,51 @@
+"""Inputs and outputs of the analysis: polars or pandas DataFrames, or a ``datasets.Dataset``.
+
+Every public function converts what it is given with :func:`as_polars`, computes in polars, and
+hands back the same kind of frame it was given (:func:`like_input`): pandas in, pandas out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from ecocompute.schema.errors import UsageError
+
+
+def _is_pandas(data: Any) -> bool:
+    return type(data).__module__.split(".")[0] == "pandas"
+
+
+def as_polars(data: Any, what: str = "table") -> pl.DataFrame:
+    """A polars DataFrame from a polars/pandas DataFrame, a polars LazyFrame or a ``datasets.Dataset``."""
+    if isinstance(data, pl.DataFrame):
+        return data
+    if isinstance(data, pl.LazyFrame):
+        return data.collect()
+    if _is_pandas(data):
+        return pl.from_pandas(data)
+    to_polars = getattr(data, "to_polars", None)
+    if callable(to_polars):
+        result = to_polars()
+        if isinstance(result, pl.DataFrame):
+            return result
+    raise UsageError(f"the {what} is a {type(data).__name__}: pass a polars or pandas DataFrame or a datasets.Dataset")
+
+
+def like_input(result: pl.DataFrame, *inputs: Any) -> Any:
+    """``result`` as pandas when the first input was pandas, else as polars."""
+    if inputs and _is_pandas(inputs[0]):
+        return result.to_pandas()
+    return result
+
+
+def require_columns(frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> None:
+    """Raise UsageError naming the columns ``frame`` lacks."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise UsageError(
+            f"the {what} lacks the column(s) {', '.join(missing)}: pass the dataset's {what} table"
+            if what in ("measurements", "windows")
+            else f"the {what} lacks the column(s) {', '.join(missing)}"
+        )

@@ -1,0 +1,81 @@
+"""Rich tables of the analysis results, for the CLI and the demo: one narrow table per group."""
+
+from __future__ import annotations
+
+import polars as pl
+from rich import box
+from rich.console import Group
+from rich.table import Table
+
+from ecocompute.analysis.crossover import format_params
+
+NO_WRAP = ("model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch")
+SHORT_RESULT = {"costs more": "costs more", "saves": "saves", "mixed": "no +/- step"}
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _table(title: str, columns: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name, justify in columns:
+        table.add_column(name, justify="right" if justify == "r" else "left", no_wrap=name in NO_WRAP)
+    return table
+
+
+def jpt_rich_table(table: pl.DataFrame) -> Group:
+    """J/token per model and precision, one table per GPU x stack x batch x weights."""
+    tables = []
+    keys = ["gpu_name", "stack", "batch_size", "weights"]
+    for key in table.select(keys).unique().sort(keys).iter_rows():
+        gpu, stack, batch, weights = key
+        out = _table(
+            f"J/token · {gpu} · {stack} · batch {batch} · {weights}",
+            [("model", "l"), ("params", "r"), ("precision", "l"), ("J/token", "r"), ("95% CI", "r"),
+             ("tokens/s", "r"), ("static%", "r"), ("n", "r")],
+        )  # fmt: skip
+        rows = table.filter(pl.all_horizontal(pl.col(k) == v for k, v in zip(keys, key, strict=True)))
+        for row in rows.iter_rows(named=True):
+            ci = "" if row["ci95_pct_max"] is None else f"±{row['ci95_pct_max']:.2f}%"
+            out.add_row(
+                row["architecture"], format_params(row["params_total"]), row["precision"], _num(row["j_per_token"]),
+                ci, _num(row["tokens_per_s"], 1), _num(row["static_share_pct"], 1), str(row["n_submissions"]),
+            )  # fmt: skip
+        tables.append(out)
+    return Group(*tables)
+
+
+def _result(row: dict[str, object]) -> str:
+    if row["status"] == "crossover":
+        return "saves above"
+    if row["status"] == "insufficient data":
+        return "one size"
+    return SHORT_RESULT.get(str(row["holds"]), str(row["holds"]))
+
+
+def crossover_rich_table(table: pl.DataFrame) -> Group:
+    """Crossover and its 95% CI (or which sign holds), one table per GPU x weights."""
+    tables = []
+    keys = [k for k in ("gpu_name", "weights") if k in table.columns]
+    groups = table.select(keys).unique().sort(keys).iter_rows() if keys else iter([()])
+    for key in groups:
+        title = "Crossover · " + " · ".join(str(k) for k in key)
+        out = _table(title, [("stack", "l"), ("batch", "r"), ("precision", "l"), ("sizes", "r"),
+                             ("crossover", "r"), ("95% CI", "r"), ("result", "l")])  # fmt: skip
+        selected = (
+            table.filter(pl.all_horizontal(pl.col(k) == v for k, v in zip(keys, key, strict=True))) if keys else table
+        )
+        for row in selected.iter_rows(named=True):
+            ci = ""
+            if row["ci95_low_params"] is not None and row["ci95_high_params"] is not None:
+                ci = f"{format_params(row['ci95_low_params'])}-{format_params(row['ci95_high_params'])}"
+            crossing = "none" if row["crossover_params"] is None else format_params(row["crossover_params"])
+            sizes = f"{format_params(row['params_min'])}-{format_params(row['params_max'])}"
+            out.add_row(str(row.get("stack") or ""), str(row.get("batch_size") or ""), str(row.get("precision") or ""),
+                        sizes, crossing, ci, _result(row))  # fmt: skip
+        if selected.height:
+            first = selected.row(0, named=True)
+            out.caption = f"{first['method']}; bootstrap of windows: {first['n_boot']} resamples, seed {first['seed']}"
+        tables.append(out)
+    return Group(*tables)

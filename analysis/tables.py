@@ -1,0 +1,53 @@
+"""Energy per token by GPU x stack x batch x weights x model x precision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from ecocompute.analysis.change import precision_rank, usable_measurements
+from ecocompute.analysis.frames import as_polars, like_input
+
+JPT_KEYS = ("gpu_name", "stack", "batch_size", "weights", "architecture", "params_total", "precision")
+
+
+def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
+    """Polars core of :func:`jpt_table`."""
+    usable = usable_measurements(measurements)
+    for column in ("ci95_pct", "cv_pct", "tokens_per_s", "static_j_per_token"):
+        if column not in usable.columns:
+            usable = usable.with_columns(pl.lit(None, dtype=pl.Float64).alias(column))
+    return (
+        usable.group_by(list(JPT_KEYS))
+        .agg(
+            pl.len().alias("n_submissions"),
+            pl.col("n_windows").sum().alias("n_windows"),
+            pl.col("j_per_token_mean").mean().alias("j_per_token"),
+            pl.col("j_per_token_mean").min().alias("j_per_token_min"),
+            pl.col("j_per_token_mean").max().alias("j_per_token_max"),
+            pl.col("ci95_pct").max().alias("ci95_pct_max"),
+            pl.col("cv_pct").max().alias("cv_pct_max"),
+            pl.col("tokens_per_s").mean().alias("tokens_per_s"),
+            (100 * pl.col("static_j_per_token") / pl.col("j_per_token_mean")).mean().alias("static_share_pct"),
+        )
+        .with_columns(
+            pl.col("precision").map_elements(lambda p: precision_rank(p)[0], return_dtype=pl.Int64).alias("_rank")
+        )
+        .sort("gpu_name", "stack", "batch_size", "weights", "params_total", "architecture", "_rank", "precision")
+        .drop("_rank")
+    )
+
+
+def jpt_table(measurements: Any) -> Any:
+    """Mean J/token per GPU x stack x batch x weights x model x precision, over the submissions that measured it.
+
+    Each submission contributes its own mean (from :func:`ecocompute.schema.derive.derive`); the table gives
+    their mean, min and max, the widest within-measurement 95% CI (% of the mean) and CV, tokens/s, and the
+    share of J/token that is idle power x time (``static_share_pct``). Failed measurements are left out.
+
+    Example::
+
+        jpt_table(load_dataset("ORG/NAME", "measurements", split="train"))
+    """
+    return like_input(jpt_frame(as_polars(measurements, "measurements")), measurements)
