@@ -1,0 +1,201 @@
+"""The dataset card: README.md with YAML front matter (licence, name, tags, size, configs) and the results."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from string import Template
+from typing import Any
+
+import polars as pl
+
+from ecocompute.analysis.change import precision_rank
+from ecocompute.analysis.crossover import format_params
+from ecocompute.publish.columns import BY_CONFIG
+from ecocompute.publish.figures import FIGURE_KEYS, FigureRef
+from ecocompute.publish.parquet import data_file
+from ecocompute.publish.tables import CONFIGS, Tables
+from ecocompute.publish.versions import template_text
+
+PRETTY_NAME = "ecocompute: measured LLM-inference GPU energy"
+TAGS = ("energy", "gpu", "llm-inference", "quantization", "bitsandbytes", "nvml", "green-ai", "benchmark")
+DEFAULT_CONFIG = "measurements"
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+                   (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CardInputs:
+    """Everything the card shows."""
+
+    version: str
+    hf_repo: str
+    tables: Tables
+    jpt: pl.DataFrame
+    changes: pl.DataFrame
+    crossovers: pl.DataFrame
+    figures: Sequence[FigureRef]
+    include_examples: bool
+    skipped_examples: int
+    n_boot: int
+    seed: int
+    changelog: str
+
+
+def size_category(rows: int) -> str:
+    """The Hub's size category for a table of ``rows`` rows."""
+    for limit, label in SIZE_CATEGORIES:
+        if rows < limit:
+            return label
+    return "n>1T"
+
+
+def front_matter(rows: int) -> str:
+    """YAML front matter: licence, pretty name, tags, size category and the three configs with their files."""
+    quote = json.dumps  # a JSON string is a valid YAML scalar
+    lines = ["---", "license: cc-by-4.0", f"pretty_name: {quote(PRETTY_NAME)}", "language:", "- en", "tags:"]
+    lines += [f"- {tag}" for tag in TAGS]
+    lines += ["size_categories:", f"- {size_category(rows)}", "configs:"]
+    for config in sorted(CONFIGS, key=lambda c: c != DEFAULT_CONFIG):
+        lines += [f"- config_name: {config}", "  data_files:", "  - split: train",
+                  f"    path: {quote(data_file(config).rsplit('/', 1)[0] + '/*.parquet')}"]  # fmt: skip
+        if config == DEFAULT_CONFIG:
+            lines.append("  default: true")
+    return "\n".join([*lines, "---"])
+
+
+def _banner(inputs: CardInputs) -> str:
+    if inputs.include_examples:
+        return (
+            "> **WARNING: this build includes EXAMPLE submissions** (`is_example = true`): synthetic data for "
+            "demonstrations and tests, not measurements. Published versions are built without them."
+        )
+    note = "Submissions marked as examples are never part of a published version"
+    if inputs.skipped_examples:
+        note += f" ({inputs.skipped_examples} example submission(s) were left out of this build)"
+    return f"> {note}."
+
+
+def _summary(t: Tables) -> str:
+    gpus = sorted(t.submissions["gpu_name"].unique().to_list()) if t.submissions.height else []
+    contributors = t.submissions["contributor_github"].n_unique() if t.submissions.height else 0
+    warmup = t.windows.filter(pl.col("warmup")).height if t.windows.height else 0
+    return (
+        f"This version holds **{t.submissions.height} submissions** from {contributors} contributor(s) on "
+        f"{len(gpus)} GPU model(s) ({', '.join(gpus) or 'none yet'}): {t.measurements.height} measurements "
+        f"and {t.windows.height - warmup} windows (plus {warmup} warm-up windows)."
+    )
+
+
+def _cell_jpt(row: dict[str, Any]) -> str:
+    text = f"{row['j_per_token']:.4f}"
+    if row["ci95_pct_max"] is not None:
+        text += f" ±{row['ci95_pct_max']:.2f}%"
+    if isinstance(row["n_submissions"], int) and row["n_submissions"] > 1:
+        text += f" (n={row['n_submissions']})"
+    return text
+
+
+def _cell_change(rows: pl.DataFrame) -> str:
+    if rows.height == 0:
+        return ""
+    if rows.height > 1:
+        mean = float(rows["change_pct"].mean())  # type: ignore[arg-type]
+        return f"{mean:+.1f}% (n={rows.height})"
+    row = rows.row(0, named=True)
+    text = f"{row['change_pct']:+.1f}%"
+    if row["ci95_low_pct"] is not None:
+        text += f" [{row['ci95_low_pct']:+.1f}, {row['ci95_high_pct']:+.1f}]"
+    return text
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |"
+
+    return "\n".join([line(header), line(["---"] * len(header)), *(line(r) for r in rows)])
+
+
+def _group_section(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
+    gpu, stack, batch, weights = key
+    precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
+    quantized = [p for p in precisions if p not in ("fp16",)]
+    rows = []
+    for model in jpt.select("architecture", "params_total").unique().sort("params_total", "architecture").iter_rows():
+        cells = jpt.filter((pl.col("architecture") == model[0]) & (pl.col("params_total") == model[1]))
+        by_precision = {r["precision"]: _cell_jpt(r) for r in cells.iter_rows(named=True)}
+        model_changes = changes.filter((pl.col("architecture") == model[0]) & (pl.col("params_total") == model[1]))
+        change_cells = [_cell_change(model_changes.filter(pl.col("precision") == p)) for p in quantized]
+        rows.append([model[0], format_params(float(model[1])), *[by_precision.get(p, "") for p in precisions],
+                     *change_cells])  # fmt: skip
+    header = ["model", "params", *[f"{p} J/token" for p in precisions], *[f"{p} change" for p in quantized]]
+    title = f"### {gpu} · {stack} stack · batch {batch} · {weights} weights"
+    return f"{title}\n\n{_markdown_table(header, rows)}"
+
+
+def jpt_sections(jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
+    """One markdown table per GPU x stack x batch x weights: J/token per precision and the change per precision."""
+    if jpt.height == 0:
+        return "No measurements yet."
+    sections = []
+    for key in jpt.select(FIGURE_KEYS).unique().sort(list(FIGURE_KEYS)).iter_rows():
+        match = pl.all_horizontal(pl.col(k) == v for k, v in zip(FIGURE_KEYS, key, strict=True))
+        sections.append(_group_section(key, jpt.filter(match), changes.filter(match) if changes.height else changes))
+    return "\n\n".join(sections)
+
+
+def crossover_section(crossovers: pl.DataFrame, n_boot: int, seed: int) -> str:
+    """The crossover table with 95% CIs, or a sentence when there is nothing to cross."""
+    if crossovers.height == 0:
+        return "No submission has both a quantized precision and an FP16/BF16 baseline yet."
+    rows = []
+    for r in crossovers.iter_rows(named=True):
+        ci = ""
+        if r["ci95_low_params"] is not None and r["ci95_high_params"] is not None:
+            ci = f"{format_params(r['ci95_low_params'])}-{format_params(r['ci95_high_params'])}"
+        at = format_params(r["crossover_params"]) if r["crossover_params"] is not None else "none"
+        rows.append([r["gpu_name"], r["stack"], str(r["batch_size"]), r["precision"], r["weights"],
+                     f"{format_params(r['params_min'])}-{format_params(r['params_max'])} ({r['n_sizes']})", at, ci,
+                     r["message"]])  # fmt: skip
+    header = ["GPU", "stack", "batch", "precision", "weights", "sizes measured", "crossover", "95% CI", "result"]
+    note = (
+        f"Crossover of the change in J/token against FP16 (else BF16), log-linear in parameters; 95% CI from "
+        f"{n_boot} bootstrap resamples of the windows within each measurement, seed {seed}."
+    )
+    return f"{note}\n\n{_markdown_table(header, rows)}"
+
+
+def figures_section(figures: Sequence[FigureRef]) -> str:
+    """Each figure as a markdown image with its caption."""
+    if not figures:
+        return "No figures yet."
+    return "\n\n".join(f"![{f.caption}]({f.path})\n\n*{f.caption}*" for f in figures)
+
+
+def columns_section() -> str:
+    """The basis of every column, table by table."""
+    parts = []
+    for config in CONFIGS:
+        rows = [[f"`{name}`", basis] for name, basis in BY_CONFIG[config].items()]
+        parts.append(f"### `{config}`\n\n{_markdown_table(['column', 'basis (unit)'], rows)}")
+    return "\n\n".join(parts)
+
+
+def render_card(inputs: CardInputs) -> str:
+    """The whole README.md."""
+    changelog = inputs.changelog.split("\n", 1)[1].lstrip("\n") if "\n" in inputs.changelog else inputs.changelog
+    return Template(template_text("card.md")).substitute(
+        front_matter=front_matter(inputs.tables.windows.height),
+        version=inputs.version,
+        banner=_banner(inputs),
+        summary=_summary(inputs.tables),
+        hf_repo=inputs.hf_repo,
+        n_boot=inputs.n_boot,
+        seed=inputs.seed,
+        jpt_tables=jpt_sections(inputs.jpt, inputs.changes),
+        crossover_table=crossover_section(inputs.crossovers, inputs.n_boot, inputs.seed),
+        figures=figures_section(inputs.figures),
+        columns=columns_section(),
+        changelog=changelog.replace("## ", "### "),
+    )
