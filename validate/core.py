@@ -22,11 +22,11 @@ from typing import Any
 import rfc8785
 import sshsig
 
-from ecocompute.schema.models import Submission
+from ecocompute.schema.models import Measurement, Payload, Submission
 from ecocompute.schema.signing import parse_allowed_signers
 from ecocompute.validate import checks, windows
 from ecocompute.validate.findings import Finding, finding
-from ecocompute.validate.gpus import GENERIC, bounds_for
+from ecocompute.validate.gpus import GENERIC, GpuBounds, bounds_for
 from ecocompute.validate.raw import MAX_FILE_BYTES, check_bytes, check_size
 
 DEFAULT_MAX_CV_PCT = 2.0
@@ -165,15 +165,20 @@ def _measurement_findings(submission: Submission, options: Options) -> list[Find
         found += windows.check_time_range(m, p.created_at, i)
         if m.error is not None or not m.windows:
             continue
-        found += windows.check_window_count(m, p.method, i) + windows.check_window_durations(m, p.method, i)
-        found += windows.check_window_indices(m, i) + windows.check_time_order(m, i)
-        found += windows.check_tokens(m, p.workload, i) + windows.check_throughput(m, p.workload, i)
-        found += windows.check_power(m, p.hardware, bounds, i) + windows.check_integral(m, i)
-        found += windows.check_temperatures(m, i) + windows.check_clocks(m, bounds, i)
-        found += windows.check_warmup(m, p.method, i) + windows.check_throttle(m, i) + windows.check_shared(m, i)
-        if not any(f.code == "E-TOKENS" for f in found):
-            derived = windows.safe_derive(m.windows, p.idle.power_w)
-            found += windows.check_cv(derived, options.max_cv_pct, i)
+        found += _window_findings(m, p, bounds, options, i)
+    return found
+
+
+def _window_findings(m: Measurement, p: Payload, bounds: GpuBounds, options: Options, i: int) -> list[Finding]:
+    tokens = windows.check_tokens(m, p.workload, i)
+    found = windows.check_window_count(m, p.method, i) + windows.check_window_durations(m, p.method, i)
+    found += windows.check_window_indices(m, i) + windows.check_time_order(m, i)
+    found += tokens + windows.check_throughput(m, p.workload, i)
+    found += windows.check_power(m, p.hardware, bounds, i) + windows.check_integral(m, i)
+    found += windows.check_temperatures(m, i) + windows.check_clocks(m, bounds, i)
+    found += windows.check_warmup(m, p.method, i) + windows.check_throttle(m, i) + windows.check_shared(m, i)
+    if not tokens:  # J/token of a window whose token count is wrong means nothing
+        found += windows.check_cv(windows.safe_derive(m.windows, p.idle.power_w), options.max_cv_pct, i)
     return found
 
 
@@ -221,8 +226,7 @@ class _Identities:
     ids: dict[str, list[str]] = field(default_factory=dict)
     hashes: dict[str, list[str]] = field(default_factory=dict)
 
-    def add(self, name: str, document: Any) -> None:
-        sub_id, digest = submission_id_of(document), payload_hash(document)
+    def add(self, name: str, sub_id: str | None, digest: str | None) -> None:
         if sub_id is not None:
             self.ids.setdefault(sub_id, []).append(name)
         if digest is not None:
@@ -242,7 +246,8 @@ def _index_existing(root: Path, skip: set[str]) -> _Identities:
     index = _Identities()
     for path in discover(root):
         if os.path.realpath(path) not in skip:
-            index.add(_display(path, root), _existing_document(path))
+            document = _existing_document(path)
+            index.add(_display(path, root), submission_id_of(document), payload_hash(document))
     return index
 
 
@@ -253,10 +258,9 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def duplicate_findings(name: str, document: Any, index: _Identities) -> list[Finding]:
-    """E-DUPLICATE-ID / E-DUPLICATE-PAYLOAD when another file holds this id or this measurement."""
+def duplicate_findings(name: str, sub_id: str | None, digest: str | None, index: _Identities) -> list[Finding]:
+    """E-DUPLICATE-ID / E-DUPLICATE-PAYLOAD when another file than ``name`` holds this id or this payload hash."""
     found = []
-    sub_id, digest = submission_id_of(document), payload_hash(document)
     others = [n for n in index.ids.get(sub_id or "", []) if n != name] if sub_id else []
     if others:
         found.append(finding("E-DUPLICATE-ID", "payload.submission_id", f"{sub_id} is also in {', '.join(others)}"))
@@ -313,16 +317,16 @@ def validate_files(
     pending = [_check_one(Path(path), submissions_root, options) for path in paths]
     batch_paths = {os.path.realpath(item.path) for item in pending}
     index = _index_existing(submissions_root, batch_paths)
-    for item in pending:
-        if item.document is not None:
-            index.add(item.name, item.document)
-    return [_finish(item, index) for item in pending]
+    identities = [(submission_id_of(item.document), payload_hash(item.document)) for item in pending]
+    for item, (sub_id, digest) in zip(pending, identities, strict=True):
+        index.add(item.name, sub_id, digest)
+    return [_finish(item, *ids, index) for item, ids in zip(pending, identities, strict=True)]
 
 
-def _finish(item: _Pending, index: _Identities) -> FileResult:
+def _finish(item: _Pending, sub_id: str | None, digest: str | None, index: _Identities) -> FileResult:
     found = list(item.findings)
     if item.document is not None:
-        found += _guarded(lambda: duplicate_findings(item.name, item.document, index))
+        found += _guarded(lambda: duplicate_findings(item.name, sub_id, digest, index))
     return FileResult(item.path, tuple(found), item.submission, item.sha256)
 
 
