@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,11 +10,9 @@ from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from factories import allowed_signers_line, make_key, make_submission
+from factories import Keys, allowed_signers_line, make_key, make_submission  # noqa: E402
 
-from ecocompute.schema.io import write_submission
-from ecocompute.schema.models import Submission
-from ecocompute.schema.signing import sign_submission
+from ecocompute.schema.io import write_submission  # noqa: E402
 
 # No timing limits in tests: performance is measured by benchmarks/, not by timed tests.
 settings.register_profile("ecocompute", deadline=None)
@@ -24,20 +21,6 @@ settings.load_profile("ecocompute")
 DATA = Path(__file__).parent / "data"
 EXAMPLE = DATA / "example" / "submission.json"
 EXAMPLE_SIGNERS = DATA / "example" / "allowed_signers"
-
-
-@dataclass(frozen=True)
-class Keys:
-    """A test signer: login, private keys, and an allowed_signers file naming them."""
-
-    login: str
-    ed25519: Path
-    rsa: Path
-    allowed_signers: Path
-
-    def sign(self, submission: Submission, rsa: bool = False) -> Submission:
-        """Sign ``submission`` as this signer."""
-        return sign_submission(submission, self.rsa if rsa else self.ed25519, self.login)
 
 
 @pytest.fixture(scope="session")

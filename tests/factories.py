@@ -9,11 +9,13 @@ from __future__ import annotations
 import hashlib
 import random
 import subprocess
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from ecocompute.schema.models import Submission
+from ecocompute.schema.signing import sign_submission
 
 BASE_JPT = {"fp16": 2.07, "bf16": 2.09, "nf4": 2.72, "nf4-dq": 2.80, "int8": 6.14, "int8-t0": 4.18, "fp4": 2.70}
 BNB = {
@@ -183,3 +185,17 @@ def allowed_signers_line(login: str, key: Path) -> str:
     """An allowed_signers line giving ``login`` the public key of ``key``."""
     public = key.with_name(key.name + ".pub").read_text(encoding="utf-8").split()
     return f"{login} {public[0]} {public[1]}\n"
+
+
+@dataclass(frozen=True)
+class Keys:
+    """A test signer: login, private keys, and an allowed_signers file naming them."""
+
+    login: str
+    ed25519: Path
+    rsa: Path
+    allowed_signers: Path
+
+    def sign(self, submission: Submission, rsa: bool = False) -> Submission:
+        """Sign ``submission`` as this signer."""
+        return sign_submission(submission, self.rsa if rsa else self.ed25519, self.login)

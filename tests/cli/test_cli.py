@@ -80,7 +80,7 @@ def test_usage_error_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_sign_then_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: object) -> None:
-    from conftest import Keys
+    from factories import Keys
 
     assert isinstance(keys, Keys)
     target = tmp_path / "s.json"

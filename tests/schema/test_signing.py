@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Keys
-from factories import allowed_signers_line, make_key, make_submission
+from factories import Keys, allowed_signers_line, make_key, make_submission
 
 from ecocompute.schema.errors import SignatureError, UsageError
 from ecocompute.schema.io import load_document, write_submission
