@@ -10,9 +10,9 @@ from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from factories import Keys, allowed_signers_line, make_key, make_submission  # noqa: E402
+from factories import Keys, allowed_signers_line, make_key, make_submission
 
-from ecocompute.schema.io import write_submission  # noqa: E402
+from ecocompute.schema.io import write_submission
 
 # No timing limits in tests: performance is measured by benchmarks/, not by timed tests.
 settings.register_profile("ecocompute", deadline=None)
