@@ -1,9 +1,159 @@
-"""Commands of this stage (none yet)."""
+"""Commands of the collector: ``ecocompute collect`` and the hidden ``ecocompute record-trace``.
+
+Parsing and printing only; the work is in :mod:`ecocompute.collector.run` and
+:mod:`ecocompute.collector.trace`. Nothing here imports torch: that happens when a measurement starts.
+"""
 
 from __future__ import annotations
 
+import enum
+from pathlib import Path
+
 import typer
+
+from ecocompute.collector.archs import arch_names
+from ecocompute.collector.display import make_view
+from ecocompute.collector.errors import GpuError
+from ecocompute.collector.precisions import parse_precisions
+from ecocompute.collector.run import Destination, Environment, Result, RunConfig, collect
+from ecocompute.console import out
+from ecocompute.schema.models import Precision, Stack
+
+COLLECT_HELP = """Measure a GPU's energy per generated token at several precisions, and write a signed submission.
+
+Loads the model once per precision (bitsandbytes for int8/nf4/fp4), measures idle power with it \
+loaded, then runs windows of back-to-back greedy generate() calls read against NVML's energy \
+counter, interleaving the precisions, until each one's 95% confidence interval is within \
+--target-ci or --max-windows is reached. Progress is saved after every window: --resume continues \
+a stopped run. Writes <out>/<signer>/<gpu>/<submission-id>.json, signed when --key is given. \
+See docs/collecting.md.
+
+Example: ecocompute collect --arch TinyLlama-1.1B --precisions fp16,nf4,int8 --signer alice --key ~/.ssh/id_ed25519
+
+Example: ecocompute collect --model Qwen/Qwen2.5-1.5B --precisions fp16,nf4 --perplexity --signer alice
+"""
+
+
+VALID_PRECISIONS = ", ".join(p.value for p in Precision)
+
+
+class OrderChoice(enum.StrEnum):
+    """How precisions share the GPU."""
+
+    AUTO = "auto"
+    INTERLEAVED = "interleaved"
+    BLOCKED = "blocked"
+
+
+def _list_archs(value: bool) -> None:
+    if value:
+        out.print("\n".join(arch_names()))
+        raise typer.Exit
+
+
+def collect_command(
+    arch: str | None = typer.Option(None, "--arch", help="A shipped architecture, random-init (see --list-archs)."),
+    model: str | None = typer.Option(
+        None, "--model", help="A pretrained model: Hugging Face id (from the local cache) or a local directory."
+    ),
+    precisions: str = typer.Option("fp16,nf4", "--precisions", help=f"Comma-separated, from: {VALID_PRECISIONS}."),
+    batch_size: int = typer.Option(1, "--batch-size", help="Sequences per generate call."),
+    prompt_tokens: int = typer.Option(128, "--prompt-tokens", help="Prompt length in tokens (fixed, seeded ids)."),
+    new_tokens: int = typer.Option(256, "--new-tokens", help="Tokens generated per sequence per call (exactly)."),
+    window_s: float = typer.Option(10.0, "--window-s", help="Minimum length of a measurement window, in s."),
+    warmup_windows: int = typer.Option(1, "--warmup-windows", help="Windows measured and kept apart per precision."),
+    min_windows: int = typer.Option(5, "--min-windows", help="Windows before the stopping rule may stop."),
+    max_windows: int = typer.Option(30, "--max-windows", help="Windows at most per precision."),
+    target_ci: float = typer.Option(0.5, "--target-ci", help="Stop at this 95% CI half width, in % of J/token."),
+    stack: Stack = typer.Option(
+        Stack.EAGER, "--stack", help="eager: plain generate; compiled: static KV cache + torch.compile."
+    ),
+    order: OrderChoice = typer.Option(
+        OrderChoice.AUTO, "--order", help="interleaved when all precisions fit in GPU memory (auto), else blocked."
+    ),
+    cooldown_s: float = typer.Option(30.0, "--cooldown-s", help="Pause between precisions when blocked, in s."),
+    idle_s: float = typer.Option(10.0, "--idle-s", help="Idle power measurement, before and after, in s."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the weights (random-init), prompt and window delays."),
+    device_index: int = typer.Option(0, "--device-index", help="NVML index of the GPU to measure."),
+    allow_shared: bool = typer.Option(False, "--allow-shared", help="Measure even if other processes use the GPU."),
+    perplexity: bool = typer.Option(False, "--perplexity", help="Also the perplexity on a fixed text (--model)."),
+    signer: str = typer.Option(..., "--signer", help="Your GitHub login: the contributor and signer."),
+    key: Path | None = typer.Option(None, "--key", help="SSH private key to sign with (else written unsigned)."),
+    out_dir: Path = typer.Option(Path("submissions"), "--out", help="Folder of the submissions tree."),
+    state_dir: Path | None = typer.Option(None, "--state-dir", help="Checkpoints [default: ~/.cache/ecocompute/runs]."),
+    weights_cache: Path | None = typer.Option(
+        None, "--weights-cache", help="Where random-init weights are saved [default: /dev/shm/ecocompute]."
+    ),
+    resume: bool = typer.Option(False, "--resume", help="Continue the unfinished run with the same settings."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
+    torch_device: str | None = typer.Option(
+        None,
+        "--torch-device",
+        hidden=True,
+        help="Tests only: run the model here (cpu) instead of the measured GPU; marks the result an example.",
+    ),
+    list_archs: bool = typer.Option(
+        False, "--list-archs", callback=_list_archs, is_eager=True, help="List the shipped architectures and exit."
+    ),
+) -> None:
+    """Measure energy per token on a GPU and write a submission."""
+    config = RunConfig(
+        precisions=tuple(parse_precisions(precisions)), arch=arch, model=model, batch_size=batch_size,
+        prompt_tokens=prompt_tokens, new_tokens=new_tokens, window_s=window_s, warmup_windows=warmup_windows,
+        min_windows=min_windows, max_windows=max_windows, target_ci_pct=target_ci, stack=stack,
+        order=order.value, cooldown_s=cooldown_s, idle_s=idle_s, seed=seed, device_index=device_index,
+        allow_shared=allow_shared, perplexity=perplexity, torch_device=torch_device,
+    )  # fmt: skip
+    dest = Destination(signer=signer, key=key, out_dir=out_dir, state_dir=state_dir, weights_cache=weights_cache,
+                       resume=resume)  # fmt: skip
+    result = collect(config, dest, Environment(view=make_view(out, quiet)))
+    _report(result, signer, key)
+
+
+def _report(result: Result, signer: str, key: Path | None) -> None:
+    from ecocompute.schema.cli import summary_table
+
+    p = result.submission.payload
+    title = f"{p.hardware.gpu_name} · {p.workload.architecture} ({p.workload.weights}) · {p.workload.stack.value}"
+    out.print(summary_table(result.submission, title))
+    out.print(f"wrote {result.path}")
+    if key is None:
+        out.print(f"unsigned: sign it with `ecocompute sign {result.path} --key ~/.ssh/id_ed25519 --signer {signer}`")
+    if all(m.error for m in p.measurements):
+        raise GpuError("no precision produced a measurement: see the errors in the table above")
+
+
+def record_trace_command(
+    seconds: float = typer.Option(20.0, "--seconds", help="Length of the trace, in s (15% idle, 50% load, idle)."),
+    out_file: Path = typer.Option(..., "--out", help="Trace file to write (JSON, well under 1 MB)."),
+    device_index: int = typer.Option(0, "--device-index", help="NVML index of the GPU."),
+    matmul_size: int = typer.Option(8192, "--matmul-size", help="Side of the fp16 matrices of the load."),
+    period_s: float = typer.Option(0.02, "--period-s", help="Time between readings, in s."),
+    torch_device: str | None = typer.Option(None, "--torch-device", hidden=True, help="Tests only: load device."),
+) -> None:
+    """Record NVML readings while the GPU idles, runs an fp16 matmul loop, and idles again (test data).
+
+    Example: ecocompute record-trace --seconds 20 --out tests/data/traces/h200-matmul.json
+    """
+    from ecocompute.collector import hf
+    from ecocompute.collector.clock import SystemClock
+    from ecocompute.collector.nvml import NvmlGpu
+    from ecocompute.collector.trace import counter_vs_integral_pct, record_trace, write_trace
+
+    with NvmlGpu(device_index) as gpu:
+        device = torch_device or hf.cuda_device(gpu.uuid(), device_index)
+        trace = record_trace(gpu, SystemClock(), seconds, lambda s: hf.matmul_load(device, s, matmul_size),
+                             period_s=period_s)  # fmt: skip
+    write_trace(trace, out_file)
+    out.print(f"wrote {out_file}: {len(trace.rows)} rows, {out_file.stat().st_size} bytes")
+    for phase in trace.phases:
+        for column in ("power_mw", "power_instant_mw"):
+            diff = counter_vs_integral_pct(trace, phase.start_s, phase.end_s, column)
+            shown = "n/a" if diff is None else f"{diff:+.2f}%"
+            out.print(f"  {phase.name} ({phase.end_s - phase.start_s:.1f} s): integral of {column} vs counter {shown}")
 
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the ``ecocompute`` app."""
+    app.command("collect", help=COLLECT_HELP)(collect_command)
+    app.command("record-trace", hidden=True)(record_trace_command)

@@ -1,0 +1,393 @@
+"""Models through Hugging Face transformers: the only module that imports torch, transformers and bitsandbytes.
+
+Every import happens inside the function that needs it, so ``ecocompute --help`` never loads torch.
+A model comes from a shipped architecture (random initialisation, built once in fp16, saved to a cache
+directory and loaded back per precision) or from a pretrained checkpoint in the Hugging Face cache.
+Each precision is loaded with ``from_pretrained(..., dtype=..., quantization_config=BitsAndBytesConfig(...))``
+and wrapped in an :class:`HfRunner` that generates exactly ``new_tokens`` per sequence, greedily.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import importlib.metadata
+import json
+import math
+import os
+import random
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ecocompute.collector.archs import Arch, match_arch
+from ecocompute.collector.errors import ModelError, NoGpuError
+from ecocompute.collector.precisions import SPECS, estimate_model_bytes
+from ecocompute.schema.models import Precision, Stack
+
+PROMPT_ID_LOW = 10
+PROMPT_ID_HIGH = 30000
+PERPLEXITY_CONTEXT_TOKENS = 1024
+MODEL_MARGIN_BYTES = 1 << 30
+FIT_FRACTION = 0.85
+COMPLETE_MARKER = ".ecocompute-complete"
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise ModelError("torch is not installed: pip install 'ecocompute[collect]' (a CUDA build of torch)") from None
+    return torch
+
+
+def _transformers() -> Any:
+    try:
+        import transformers
+    except ImportError:
+        raise ModelError("transformers is not installed: pip install 'ecocompute[collect]'") from None
+    transformers.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    return transformers
+
+
+def package_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, or None."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def torch_versions() -> tuple[str, str | None]:
+    """(torch version, CUDA runtime torch was built with or None)."""
+    torch = _torch()
+    return str(torch.__version__), torch.version.cuda
+
+
+# --- prompt ------------------------------------------------------------------------------------
+
+
+def prompt_ids(batch_size: int, prompt_tokens: int, vocab_size: int, seed: int) -> list[list[int]]:
+    """Deterministic prompt token ids: ``batch_size`` rows of ``prompt_tokens`` ids drawn with ``seed``."""
+    rng = random.Random(seed)
+    high = min(vocab_size, PROMPT_ID_HIGH)
+    return [[rng.randrange(PROMPT_ID_LOW, high) for _ in range(prompt_tokens)] for _ in range(batch_size)]
+
+
+def prompt_sha256(ids: list[list[int]]) -> str:
+    """SHA-256 of the prompt ids as compact JSON (``[[1,2,...],...]``)."""
+    return hashlib.sha256(json.dumps(ids, separators=(",", ":")).encode("ascii")).hexdigest()
+
+
+# --- where a model comes from -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """A model ready for ``from_pretrained``: its path, identity and size."""
+
+    model_id: str
+    path: str
+    revision: str | None
+    weights: Literal["pretrained", "random-init"]
+    architecture: str
+    params_total: int
+    unquantized_params: int
+    kv_bytes_per_token: int
+    vocab_size: int
+    max_positions: int
+    local_files_only: bool = True
+
+
+def default_weights_cache() -> Path:
+    """``/dev/shm/ecocompute`` where /dev/shm exists (RAM, fast to load), else a folder in the temp dir."""
+    shm = Path("/dev/shm")  # noqa: S108 - a folder of our own inside it, named by architecture and seed
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return shm / "ecocompute"
+    return Path(tempfile.gettempdir()) / "ecocompute"
+
+
+def _config_from_arch(arch: Arch) -> Any:
+    values = dict(arch.config)
+    model_type = values.pop("model_type")
+    values.pop("architectures", None)
+    return _transformers().AutoConfig.for_model(model_type, **values)
+
+
+def _sizes(config: Any) -> tuple[int, int, int]:
+    """(parameters, parameters kept 16-bit by bitsandbytes, KV-cache bytes per token at 16 bit)."""
+    torch, transformers = _torch(), _transformers()
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    total = sum(p.numel() for p in model.parameters())
+    unquantized = model.get_input_embeddings().weight.numel()
+    output = model.get_output_embeddings()
+    if output is not None and output.weight is not model.get_input_embeddings().weight:
+        unquantized += output.weight.numel()
+    heads = config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    kv_bytes = 2 * config.num_hidden_layers * kv_heads * head_dim * 2
+    return int(total), int(unquantized), int(kv_bytes)
+
+
+def _source(config: Any, **identity: Any) -> ModelSource:
+    total, unquantized, kv_bytes = _sizes(config)
+    return ModelSource(
+        **identity,
+        params_total=total,
+        unquantized_params=unquantized,
+        kv_bytes_per_token=kv_bytes,
+        vocab_size=int(config.vocab_size),
+        max_positions=int(getattr(config, "max_position_embeddings", 2048) or 2048),
+    )
+
+
+def random_init_source(arch: Arch, seed: int, cache_root: Path, device: str) -> ModelSource:
+    """Build ``arch`` with random weights (seeded, fp16, on ``device``) once and save it under ``cache_root``."""
+    config = _config_from_arch(arch)
+    directory = cache_root / f"{arch.name}-seed{seed}"
+    if not (directory / COMPLETE_MARKER).exists():
+        _build_random_init(config, seed, directory, device)
+    return _source(
+        config, model_id=f"random-init/{arch.name}", path=str(directory), revision=None,
+        weights="random-init", architecture=arch.name,
+    )  # fmt: skip
+
+
+def _build_random_init(config: Any, seed: int, directory: Path, device: str) -> None:
+    torch, transformers = _torch(), _transformers()
+    partial = directory.with_name(f"{directory.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        torch.manual_seed(seed)
+        with torch.device(device):
+            model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float16)
+        model.save_pretrained(partial)
+        del model
+        (partial / COMPLETE_MARKER).write_text("ok\n", encoding="utf-8")
+        shutil.rmtree(directory, ignore_errors=True)
+        partial.rename(directory)
+    except OSError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise ModelError(
+            f"cannot save the random-init weights to {directory.parent}: {exc.strerror or exc}; "
+            "pass --weights-cache DIR with enough free space"
+        ) from None
+    finally:
+        _free_memory()
+
+
+def pretrained_source(model_id: str) -> ModelSource:
+    """A pretrained model from a local path or the Hugging Face cache (offline when HF_HUB_OFFLINE=1)."""
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes") or Path(model_id).is_dir()
+    try:
+        config = _transformers().AutoConfig.from_pretrained(model_id, local_files_only=offline)
+    except (OSError, ValueError) as exc:
+        raise ModelError(
+            f"cannot load {model_id!r} ({' '.join(str(exc).split())[:200]}): download it first where there is "
+            f"network (hf download {model_id}), then run with HF_HUB_OFFLINE=1, or pass a local directory"
+        ) from None
+    shape = {"model_type": config.model_type, **config.to_dict()}
+    return _source(
+        config, model_id=model_id, path=model_id, revision=getattr(config, "_commit_hash", None),
+        weights="pretrained", architecture=match_arch(shape) or model_id.rstrip("/").split("/")[-1],
+        local_files_only=offline,
+    )  # fmt: skip
+
+
+def cuda_device(uuid: str, nvml_index: int) -> str:
+    """The torch device (``cuda:N``) of the GPU whose NVML UUID is ``uuid`` (CUDA may number GPUs otherwise)."""
+    torch = _torch()
+    if not torch.cuda.is_available():
+        raise NoGpuError("torch sees no CUDA device: install a CUDA build of torch and check CUDA_VISIBLE_DEVICES")
+    want = uuid.lower().removeprefix("gpu-")
+    count = torch.cuda.device_count()
+    for i in range(count):
+        found = getattr(torch.cuda.get_device_properties(i), "uuid", None)
+        if found is not None and str(found).lower().removeprefix("gpu-") == want:
+            return f"cuda:{i}"
+    if count == 1 or nvml_index < count:
+        return f"cuda:{0 if count == 1 else nvml_index}"
+    raise NoGpuError(f"no CUDA device is NVML GPU {nvml_index}: check CUDA_VISIBLE_DEVICES")
+
+
+def _free_memory() -> None:
+    gc.collect()
+    torch = _torch()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(json.dumps(value, default=str, allow_nan=False))
+    return result
+
+
+def quantization_config(precision: Precision) -> Any:
+    """A ``BitsAndBytesConfig`` for ``precision``, or None for fp16/bf16."""
+    spec = SPECS[precision]
+    if spec.bnb is None:
+        return None
+    torch, transformers = _torch(), _transformers()
+    kwargs = dict(spec.bnb)
+    if "bnb_4bit_compute_dtype" in kwargs:
+        kwargs["bnb_4bit_compute_dtype"] = getattr(torch, kwargs["bnb_4bit_compute_dtype"])
+    return transformers.BitsAndBytesConfig(**kwargs)
+
+
+# --- runners ------------------------------------------------------------------------------------
+
+
+class HfRunner:
+    """One loaded model at one precision: generates the fixed prompt, exactly ``new_tokens`` per sequence."""
+
+    def __init__(self, model: Any, precision: Precision, device: str, prompt: list[list[int]], new_tokens: int,
+                 stack: Stack) -> None:  # fmt: skip
+        torch, transformers = _torch(), _transformers()
+        self.model = model
+        self.precision = precision
+        self.device = device
+        self.new_tokens = new_tokens
+        self.input_ids = torch.tensor(prompt, dtype=torch.long, device=device)
+        self.attention_mask = torch.ones_like(self.input_ids)
+        defaults = model.generation_config
+        eos = defaults.eos_token_id
+        pad = defaults.pad_token_id if defaults.pad_token_id is not None else (eos[0] if isinstance(eos, list) else eos)
+        self.generation_config = transformers.GenerationConfig(
+            do_sample=False, num_beams=1, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+            eos_token_id=eos, bos_token_id=defaults.bos_token_id, pad_token_id=0 if pad is None else pad,
+            cache_implementation="static" if stack is Stack.COMPILED else None,
+        )  # fmt: skip
+        model.generation_config = self.generation_config
+
+    @property
+    def quantization(self) -> dict[str, Any] | None:
+        """The full bitsandbytes config the model was loaded with (JSON-safe), or None."""
+        config = getattr(self.model.config, "quantization_config", None)
+        if config is None:
+            return None
+        return _json_safe(config if isinstance(config, dict) else config.to_dict())
+
+    @property
+    def memory_mib(self) -> float:
+        """The model's memory footprint in MiB."""
+        return float(self.model.get_memory_footprint()) / (1024 * 1024)
+
+    @property
+    def attn_implementation(self) -> str | None:
+        """The attention implementation transformers chose (``sdpa``, ``eager``, ...)."""
+        return getattr(self.model.config, "_attn_implementation", None)
+
+    def generate_once(self) -> int:
+        """One greedy ``generate`` call; returns the tokens generated (batch x new_tokens), checked."""
+        out = self.model.generate(
+            input_ids=self.input_ids, attention_mask=self.attention_mask, generation_config=self.generation_config
+        )
+        new = int(out.shape[1]) - int(self.input_ids.shape[1])
+        if new != self.new_tokens:
+            raise RuntimeError(f"generate produced {new} new tokens per sequence instead of {self.new_tokens}")
+        return new * int(out.shape[0])
+
+    def synchronize(self) -> None:
+        """Wait for the GPU (no-op on CPU)."""
+        if self.device.startswith("cuda"):
+            _torch().cuda.synchronize(self.device)
+
+    def close(self) -> None:
+        """Drop the model and free its GPU memory."""
+        self.model = None
+        self.input_ids = self.attention_mask = None
+        _free_memory()
+
+
+class HfBackend:
+    """Loads a :class:`ModelSource` at each precision on one device and builds its runners."""
+
+    def __init__(self, source: ModelSource, *, device: str, batch_size: int, prompt_tokens: int, new_tokens: int,
+                 stack: Stack, seed: int) -> None:  # fmt: skip
+        self.source = source
+        self.device = device
+        self.batch_size = batch_size
+        self.new_tokens = new_tokens
+        self.stack = stack
+        self.prompt = prompt_ids(batch_size, prompt_tokens, source.vocab_size, seed)
+        self.prompt_sha256 = prompt_sha256(self.prompt)
+
+    def load(self, precision: Precision) -> HfRunner:
+        """Load the model at ``precision``; any failure (OOM, no bitsandbytes kernel) raises."""
+        torch, transformers = _torch(), _transformers()
+        spec = SPECS[precision]
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            self.source.path,
+            revision=self.source.revision if self.source.weights == "pretrained" else None,
+            dtype=getattr(torch, spec.dtype),
+            quantization_config=quantization_config(precision),
+            device_map={"": self.device},
+            local_files_only=self.source.local_files_only,
+        )
+        model.eval()
+        return HfRunner(model, precision, self.device, self.prompt, self.new_tokens, self.stack)
+
+    def fits_together(self, precisions: list[Precision]) -> bool:
+        """Whether all ``precisions`` fit in free GPU memory at once (estimated; always True on CPU)."""
+        if not self.device.startswith("cuda"):
+            return True
+        free_bytes, _total = _torch().cuda.mem_get_info(self.device)
+        tokens = self.batch_size * (len(self.prompt[0]) + self.new_tokens)
+        need = sum(
+            estimate_model_bytes(self.source.params_total, self.source.unquantized_params, SPECS[p])
+            + tokens * self.source.kv_bytes_per_token
+            + MODEL_MARGIN_BYTES
+            for p in precisions
+        )
+        return bool(need <= FIT_FRACTION * free_bytes)
+
+    def perplexity(self, runner: HfRunner, text: str) -> tuple[float, int]:
+        """Teacher-forced perplexity of ``text`` in chunks of up to 1024 tokens: (perplexity, tokens predicted)."""
+        torch, transformers = _torch(), _transformers()
+        tokenizer = transformers.AutoTokenizer.from_pretrained(
+            self.source.path, revision=self.source.revision, local_files_only=self.source.local_files_only
+        )
+        ids = tokenizer(text, return_tensors="pt").input_ids.to(runner.device)
+        context = min(PERPLEXITY_CONTEXT_TOKENS, self.source.max_positions)
+        nll, count = 0.0, 0
+        with torch.inference_mode():
+            for start in range(0, int(ids.shape[1]), context):
+                chunk = ids[:, start : start + context]
+                if chunk.shape[1] < 2:
+                    continue
+                loss = runner.model(input_ids=chunk, labels=chunk, use_cache=False).loss
+                nll += float(loss.float().item()) * (int(chunk.shape[1]) - 1)
+                count += int(chunk.shape[1]) - 1
+        if count == 0:
+            raise ModelError("the perplexity text has fewer than two tokens")
+        return math.exp(nll / count), count
+
+
+# --- a plain load for recording traces ----------------------------------------------------------
+
+
+def matmul_load(device: str, duration_s: float, size: int = 8192) -> int:
+    """fp16 matrix products back to back on ``device`` for ``duration_s``; returns how many ran."""
+    import time
+
+    torch = _torch()
+    generator = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(size, size, device=device, dtype=torch.float16, generator=generator)
+    b = torch.randn(size, size, device=device, dtype=torch.float16, generator=generator)
+    c = torch.empty_like(a)
+    count = 0
+    end_s = time.monotonic() + duration_s
+    while time.monotonic() < end_s:
+        for _ in range(8):
+            torch.matmul(a, b, out=c)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+        count += 8
+    del a, b, c
+    _free_memory()
+    return count

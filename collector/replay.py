@@ -1,0 +1,93 @@
+"""A GPU monitor that plays back a recorded trace, through the same seam as :class:`~.nvml.NvmlGpu`.
+
+Time comes from a :class:`~ecocompute.collector.clock.Clock`: the trace starts when the monitor is
+made and each reading returns the last row recorded at or before the current trace time (NVML's
+counters are sample-and-hold too). Played past its end, it raises TraceError rather than invent data.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from ecocompute.collector.clock import Clock
+from ecocompute.collector.errors import TraceError
+from ecocompute.collector.gpu import GpuInfo, PowerFields
+from ecocompute.collector.trace import COLUMNS, Trace
+
+_I = {name: i for i, name in enumerate(COLUMNS)}
+
+
+class ReplayGpu:
+    """Readings from ``trace`` at ``clock`` time, offset so that now is ``start_s`` in the trace."""
+
+    def __init__(self, trace: Trace, clock: Clock, start_s: float | None = None, index: int = 0) -> None:
+        self.index = index
+        self.trace = trace
+        self._clock = clock
+        self._times = trace.column("t_s")
+        self._offset_s = (trace.start_s if start_s is None else start_s) - clock.monotonic()
+
+    def now_s(self) -> float:
+        """The current position in the trace, in trace seconds."""
+        return self._clock.monotonic() + self._offset_s
+
+    def _row(self) -> list[object]:
+        t = self.now_s()
+        if t > self.trace.end_s:
+            raise TraceError(f"the trace ended at {self.trace.end_s:.2f} s; replay asked for {t:.2f} s")
+        return self.trace.rows[max(0, bisect.bisect_right(self._times, t) - 1)]
+
+    def _value(self, column: str) -> float:
+        value = self._row()[_I[column]]
+        if not isinstance(value, int | float):
+            raise TraceError(f"the trace has no {column} reading at {self.now_s():.2f} s")
+        return float(value)
+
+    def energy_j(self) -> float:
+        """The recorded energy counter, in J."""
+        return self._value("energy_mj") / 1000.0
+
+    def power_w(self) -> float:
+        """The recorded nvmlDeviceGetPowerUsage, in W."""
+        return self._value("power_mw") / 1000.0
+
+    def power_w_fields(self) -> PowerFields:
+        """The recorded instant and averaged power fields, in W (None where not recorded)."""
+        row = self._row()
+        instant, average = row[_I["power_instant_mw"]], row[_I["power_average_mw"]]
+        return PowerFields(
+            None if not isinstance(instant, int | float) else instant / 1000.0,
+            None if not isinstance(average, int | float) else average / 1000.0,
+        )
+
+    def temperature_c(self) -> float:
+        """The recorded temperature."""
+        return self._value("temp_c")
+
+    def sm_clock_mhz(self) -> float:
+        """The recorded SM clock."""
+        return self._value("sm_clock_mhz")
+
+    def utilization_pct(self) -> float:
+        """The recorded utilisation."""
+        return self._value("util_pct")
+
+    def throttle_reasons(self) -> list[str]:
+        """The recorded throttle reasons."""
+        text = str(self._row()[_I["throttle"]] or "")
+        return [name for name in text.split("|") if name]
+
+    def compute_processes(self) -> list[int] | None:
+        """A replay has no processes."""
+        return []
+
+    def uuid(self) -> str:
+        """A placeholder UUID (a trace stores only the hash)."""
+        return "GPU-replay"
+
+    def fingerprint(self) -> GpuInfo:
+        """The fingerprint stored in the trace."""
+        return GpuInfo.from_dict(self.trace.gpu)
+
+    def close(self) -> None:
+        """Nothing to release."""
