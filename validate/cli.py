@@ -161,7 +161,8 @@ def validate_signers(
         raise UsageError(f"cannot read {file} or {published_keys}: {exc}") from None
     problems = signer_problems(gitdiff.text_at(changed_since, file), new_text, login, keys_text)
     for problem in problems:
-        out.print(f"[red]E-ALLOWED-SIGNERS[/] {escape(report.clean(file))}: {escape(report.clean(problem))}")
+        text = report.clean(problem).replace("`", "'")  # the PR comment shows it inside a code block
+        out.print(f"[red]rejected[/] {escape(report.clean(file))}: {escape(text)}")
     if problems:
         raise typer.Exit(1)
     out.print(f"[green]OK[/] {escape(str(file))}: no line added except {escape(login)}'s published keys")
