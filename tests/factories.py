@@ -27,7 +27,7 @@ BNB = {
         "bnb_4bit_quant_type": "nf4",
         "bnb_4bit_compute_dtype": "float16",
         "bnb_4bit_use_double_quant": True,
-    },  # fmt: skip
+    },
     "fp4": {"load_in_4bit": True, "bnb_4bit_quant_type": "fp4", "bnb_4bit_compute_dtype": "float16"},
     "int8": {"load_in_8bit": True, "llm_int8_threshold": 6.0},
     "int8-t0": {"load_in_8bit": True, "llm_int8_threshold": 0.0},
