@@ -34,6 +34,7 @@ Example: ecocompute collect --model Qwen/Qwen2.5-1.5B --precisions fp16,nf4 --pe
 """
 
 
+TRIM_S = 0.5
 VALID_PRECISIONS = ", ".join(p.value for p in Precision)
 
 
@@ -147,10 +148,11 @@ def record_trace_command(
     write_trace(trace, out_file)
     out.print(f"wrote {out_file}: {len(trace.rows)} rows, {out_file.stat().st_size} bytes")
     for phase in trace.phases:
+        start_s, end_s = phase.start_s + TRIM_S, phase.end_s - TRIM_S  # leave out the transitions
         for column in ("power_mw", "power_instant_mw"):
-            diff = counter_vs_integral_pct(trace, phase.start_s, phase.end_s, column)
+            diff = counter_vs_integral_pct(trace, start_s, end_s, column)
             shown = "n/a" if diff is None else f"{diff:+.2f}%"
-            out.print(f"  {phase.name} ({phase.end_s - phase.start_s:.1f} s): integral of {column} vs counter {shown}")
+            out.print(f"  {phase.name} ({end_s - start_s:.1f} s inside): integral of {column} vs counter {shown}")
 
 
 def register(app: typer.Typer) -> None:
