@@ -3,7 +3,7 @@
 Nothing here is a measurement: every document says ``example: true`` and its notes say so. J/token follows a
 made-up curve in the shape of the reference runs: FP16 grows with model size; NF4 costs energy on small models and
 saves it on large ones on the eager stack (crossover near 4B), and never crosses up to 14.7B on the compiled stack;
-INT8 costs more everywhere. ``python tests/publish/examples.py DIR`` writes the committed demo set into DIR.
+INT8 costs more everywhere. ``python tests/publish/publish_examples.py DIR`` writes the committed demo set into DIR.
 """
 
 from __future__ import annotations

@@ -1,0 +1,81 @@
+"""Change against the same submission's baseline, its delta-method CI, and the kinds of frame accepted."""
+
+from __future__ import annotations
+
+import math
+
+import datasets
+import pandas as pd
+import polars as pl
+import pytest
+from analysis_frames import Sub, frames
+
+from ecocompute.analysis import change_vs_baseline, jpt_table
+from ecocompute.analysis.change import ratio_ci95
+from ecocompute.schema.derive import t_quantile_975
+from ecocompute.schema.errors import UsageError
+
+SUBS = [
+    Sub("a", 10**9, {"fp16": [2.0, 2.02, 1.98, 2.0], "bf16": [2.1, 2.1, 2.1, 2.1], "nf4": [3.0, 3.03, 2.97, 3.0]}),
+    Sub("b", 10**9, {"bf16": [4.0, 4.04, 3.96, 4.0], "int8": [8.0, 8.1, 7.9, 8.0]}),
+    Sub("c", 10**9, {"nf4": [1.0, 1.0, 1.0]}),
+    Sub("d", 10**9, {"fp16": [2.0, 2.0]}, errors={"nf4": "CUDA out of memory"}),
+]
+
+
+def test_baseline_is_the_same_submissions_fp16_else_bf16() -> None:
+    measurements, _ = frames(SUBS)
+    changes = change_vs_baseline(measurements)
+    rows = {(r["submission_id"], r["precision"]): r for r in changes.iter_rows(named=True)}
+    assert set(rows) == {("a", "bf16"), ("a", "nf4"), ("b", "int8")}
+    assert rows[("a", "nf4")]["baseline_precision"] == "fp16"
+    assert rows[("a", "nf4")]["change_pct"] == pytest.approx(50.0)
+    assert rows[("a", "bf16")]["change_pct"] == pytest.approx(5.0)
+    assert rows[("b", "int8")]["baseline_precision"] == "bf16"
+    assert rows[("b", "int8")]["change_pct"] == pytest.approx(100.0)
+
+
+def test_delta_method_interval() -> None:
+    low, high = ratio_ci95(3.0, 0.03, 4, 2.0, 0.02, 4)
+    se = math.sqrt(2 * (0.01**2) / 4)
+    dof = (2 * 0.01**2 / 4) ** 2 / (2 * (0.01**2 / 4) ** 2 / 3)
+    half = t_quantile_975(math.floor(dof)) * se
+    assert low == pytest.approx(100 * (1.5 * math.exp(-half) - 1))
+    assert high == pytest.approx(100 * (1.5 * math.exp(half) - 1))
+    assert low < 50 < high
+    assert ratio_ci95(3.0, 0.0, 4, 2.0, 0.0, 4) == (pytest.approx(50.0), pytest.approx(50.0))
+    assert ratio_ci95(3.0, 0.1, 1, 2.0, 0.1, 4) == (None, None)
+
+
+def test_the_interval_narrows_with_more_windows() -> None:
+    narrow = ratio_ci95(3.0, 0.03, 40, 2.0, 0.02, 40)
+    wide = ratio_ci95(3.0, 0.03, 4, 2.0, 0.02, 4)
+    assert narrow[0] is not None and wide[0] is not None and narrow[1] is not None and wide[1] is not None
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]
+
+
+def test_pandas_in_pandas_out_and_datasets_accepted() -> None:
+    measurements, windows = frames(SUBS)
+    from_pandas = change_vs_baseline(measurements.to_pandas())
+    assert isinstance(from_pandas, pd.DataFrame)
+    dataset = datasets.Dataset.from_pandas(measurements.to_pandas())
+    from_dataset = change_vs_baseline(dataset, datasets.Dataset.from_pandas(windows.to_pandas()))
+    assert isinstance(from_dataset, pl.DataFrame)
+    assert from_dataset["change_pct"].to_list() == pytest.approx(from_pandas["change_pct"].to_list())
+
+
+def test_wrong_inputs_are_usage_errors() -> None:
+    with pytest.raises(UsageError, match="pass a polars or pandas DataFrame"):
+        change_vs_baseline([1, 2, 3])
+    with pytest.raises(UsageError, match="lacks the column"):
+        change_vs_baseline(pl.DataFrame({"submission_id": ["x"]}))
+
+
+def test_jpt_table_pools_submissions_of_one_cell() -> None:
+    subs = [Sub("x1", 10**9, {"fp16": [2.0, 2.0]}), Sub("x2", 10**9, {"fp16": [4.0, 4.0]}),
+            Sub("x3", 10**9, {"fp16": [9.0, 9.0]}, stack="compiled")]  # fmt: skip
+    table = jpt_table(frames(subs)[0])
+    eager = table.filter(pl.col("stack") == "eager").row(0, named=True)
+    assert eager["n_submissions"] == 2 and eager["j_per_token"] == pytest.approx(3.0)
+    assert (eager["j_per_token_min"], eager["j_per_token_max"]) == (2.0, 4.0)
+    assert table.filter(pl.col("stack") == "compiled")["j_per_token"].to_list() == [9.0]

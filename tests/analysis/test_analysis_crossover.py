@@ -1,0 +1,144 @@
+"""The crossover per GPU x stack x batch x precision x weights, from the dataset and from published means."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import polars as pl
+import pytest
+from analysis_frames import ADA, RTX5090, T4, frames, sweep
+
+from ecocompute.analysis import crossover
+from ecocompute.schema.errors import UsageError
+
+B = 10**9
+NF4 = {494_000_000: 36.0, 1_100_000_000: 28.0, 3_090_000_000: 7.5, 7_620_000_000: -16.5, 14_800_000_000: -33.0}
+
+
+def _expected_loglinear(left: int, right: int, c_left: float, c_right: float) -> float:
+    fraction = c_left / (c_left - c_right)
+    return 10 ** (math.log10(left) + fraction * (math.log10(right) - math.log10(left)))
+
+
+def test_crossover_from_the_dataset_with_a_bootstrap_ci() -> None:
+    measurements, windows = frames(sweep(NF4))
+    (row,) = crossover(measurements, windows, n_boot=400).iter_rows(named=True)
+    expected = _expected_loglinear(3_090_000_000, 7_620_000_000, 7.5, -16.5)
+    assert row["status"] == "crossover"
+    assert row["crossover_params"] == pytest.approx(expected, rel=1e-9)
+    assert row["ci95_low_params"] < row["crossover_params"] < row["ci95_high_params"]
+    assert row["ci95_high_params"] / row["ci95_low_params"] < 1.1
+    assert row["boot_fraction"] == 1.0
+    assert (row["gpu_name"], row["stack"], row["batch_size"], row["precision"], row["weights"], row["baseline"]) == (
+        "NVIDIA H200", "eager", 1, "nf4", "random-init", "fp16",
+    )  # fmt: skip
+    assert (row["n_sizes"], row["seed"], row["n_boot"], row["method"]) == (5, 20261130, 400, "loglinear")
+    assert row["message"].startswith("crosses zero at 4.")
+
+
+def test_the_seed_makes_the_ci_reproducible() -> None:
+    measurements, windows = frames(sweep(NF4, spread=0.02))
+    first = crossover(measurements, windows, n_boot=300, seed=1)
+    again = crossover(measurements, windows, n_boot=300, seed=1)
+    other = crossover(measurements, windows, n_boot=300, seed=2)
+    assert first.equals(again)
+    assert first["ci95_low_params"][0] != other["ci95_low_params"][0]
+    assert first["crossover_params"][0] == other["crossover_params"][0]
+
+
+def test_noisier_windows_give_a_wider_interval() -> None:
+    tight = crossover(*frames(sweep(NF4, spread=0.002)), n_boot=300).row(0, named=True)
+    loose = crossover(*frames(sweep(NF4, spread=0.05)), n_boot=300).row(0, named=True)
+    width = lambda r: r["ci95_high_params"] / r["ci95_low_params"]  # noqa: E731
+    assert width(loose) > width(tight)
+
+
+def test_no_crossover_says_between_which_sizes_and_which_sign() -> None:
+    costs = sweep({B: 150.0, 3 * B: 120.0, 7 * B: 100.0}, precision="int8")
+    saves = sweep({B: -5.0, 3 * B: -10.0}, prefix="t", stack="compiled")
+    rows = {r["precision"] + r["stack"]: r for r in crossover(*frames(costs + saves), n_boot=50).iter_rows(named=True)}
+    assert rows["int8eager"]["status"] == "no crossover" and rows["int8eager"]["holds"] == "costs more"
+    assert rows["int8eager"]["crossover_params"] is None and rows["int8eager"]["ci95_low_params"] is None
+    assert rows["int8eager"]["message"] == (
+        "no crossover between 1B and 7B: int8 costs more energy per token than the baseline at every size"
+    )
+    assert rows["nf4compiled"]["holds"] == "saves"
+    assert "nf4 saves energy per token at every size" in rows["nf4compiled"]["message"]
+
+
+def test_a_sign_change_only_the_other_way_is_no_crossover() -> None:
+    (row,) = crossover(*frames(sweep({7 * B: -4.0, 9 * B: -1.5, 14 * B: 2.5})), n_boot=0).iter_rows(named=True)
+    assert row["status"] == "no crossover" and row["holds"] == "mixed"
+    assert "never goes from costing more to saving" in row["message"]
+
+
+def test_one_size_is_insufficient() -> None:
+    (row,) = crossover(*frames(sweep({B: 20.0})), n_boot=10).iter_rows(named=True)
+    assert row["status"] == "insufficient data" and "only one model size (1B)" in row["message"]
+
+
+def test_groups_never_mix_gpu_stack_batch_or_weights() -> None:
+    subs = (sweep(NF4) + sweep(NF4, prefix="g", gpu="NVIDIA A100") + sweep(NF4, prefix="k", stack="compiled")
+            + sweep(NF4, prefix="b", batch=8) + sweep(NF4, prefix="w", weights="pretrained"))  # fmt: skip
+    table = crossover(*frames(subs), n_boot=20)
+    assert table.height == 5
+    assert table.select("gpu_name", "stack", "batch_size", "weights").unique().height == 5
+
+
+def test_sizes_with_several_submissions_are_averaged_and_precision_filters() -> None:
+    subs = sweep({B: 10.0, 4 * B: -10.0}) + sweep({B: 30.0, 4 * B: -30.0}, prefix="r")
+    subs += sweep({B: 50.0, 4 * B: 40.0}, prefix="i", precision="int8")
+    table = crossover(*frames(subs), precision="nf4", n_boot=0)
+    assert table["precision"].to_list() == ["nf4"]
+    assert table["crossover_params"][0] == pytest.approx(2 * B)
+    assert table["n_points"][0] == 4
+
+
+def test_without_windows_there_is_no_ci_and_it_says_so() -> None:
+    measurements, _ = frames(sweep(NF4))
+    row = crossover(measurements).row(0, named=True)
+    assert row["crossover_params"] is not None and row["ci95_low_params"] is None
+    assert "no confidence interval" in row["message"]
+
+
+def _published(rows: list[tuple[float, float, float]], gpu: str, std: bool = False) -> list[dict[str, object]]:
+    return [{"gpu_name": gpu, "params": p * 1e9, "j_per_token_baseline": b, "j_per_token_quantized": q,
+             "quantized_std": 0.01 * q if std else None, "n": 10} for p, b, q in rows]  # fmt: skip
+
+
+def test_published_means_reproduce_the_published_crossovers_with_the_saturating_method() -> None:
+    means = pl.DataFrame(_published(T4, "T4") + _published(RTX5090, "RTX 5090") + _published(ADA, "RTX 4090"))
+    table = crossover(means, method="saturating", n_boot=0)
+    found = dict(zip(table["gpu_name"], table["crossover_params"], strict=True))
+    assert found["T4"] / 1e9 == pytest.approx(2.126, abs=0.005)
+    assert found["RTX 4090"] / 1e9 == pytest.approx(3.728, abs=0.005)
+    assert found["RTX 5090"] / 1e9 == pytest.approx(4.751, abs=0.005)
+
+
+def test_published_means_with_the_default_loglinear_method() -> None:
+    table = crossover(pl.DataFrame(_published(T4, "T4") + _published(RTX5090, "RTX 5090")), n_boot=0)
+    found = dict(zip(table["gpu_name"], table["crossover_params"], strict=True))
+    t4 = [100 * (q / b - 1) for _, b, q in T4]
+    assert found["T4"] == pytest.approx(_expected_loglinear(int(1.5e9), int(3e9), t4[1], t4[2]))
+    assert found["RTX 5090"] / 1e9 == pytest.approx(4.61, abs=0.01)
+
+
+def test_published_means_with_std_and_n_get_a_parametric_ci() -> None:
+    means = pd.DataFrame(_published(RTX5090, "RTX 5090", std=True))
+    table = crossover(means, n_boot=500, seed=3)
+    assert isinstance(table, pd.DataFrame)
+    row = table.iloc[0]
+    assert row["ci95_low_params"] < row["crossover_params"] < row["ci95_high_params"]
+    assert pd.isna(row["baseline"]) and row["seed"] == 3
+
+
+def test_bad_arguments() -> None:
+    measurements, windows = frames(sweep(NF4))
+    with pytest.raises(UsageError, match="method 'spline'"):
+        crossover(measurements, windows, method="spline")
+    with pytest.raises(UsageError, match="n_boot"):
+        crossover(measurements, windows, n_boot=-1)
+    bad = pl.DataFrame({"params": [0.0, 1e9], "j_per_token_baseline": [1.0, 1.0], "j_per_token_quantized": [1.0, 1.0]})
+    with pytest.raises(UsageError, match="must be positive"):
+        crossover(bad)

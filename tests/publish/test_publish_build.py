@@ -1,0 +1,203 @@
+"""The build: validate first, exactly once, byte-identical, atomic, examples only when asked."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from publish_helpers import EXAMPLES, SMALL, TreeMaker
+
+from ecocompute.publish.build import BuildOptions, BuildResult, build
+from ecocompute.publish.inputs import BuildRefusedError, Source
+from ecocompute.publish.manifest import read_manifest
+from ecocompute.schema.errors import UsageError
+from ecocompute.schema.io import load_submission
+from ecocompute.schema.tables import MeasurementsTable, SubmissionsTable, WindowsTable
+from ecocompute.validate.core import discover
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _read(folder: Path, config: str) -> pl.DataFrame:
+    return pl.read_parquet(folder / "data" / config / "train-00000-of-00001.parquet")
+
+
+def test_two_builds_are_byte_identical(tmp_path: Path, example_build: BuildResult) -> None:
+    again = build([Source.at(EXAMPLES)], tmp_path / "again", BuildOptions(include_examples=True))
+    first, second = _snapshot(example_build.out), _snapshot(again.out)
+    assert sorted(first) == sorted(second)
+    different = [name for name in first if first[name] != second[name]]
+    assert different == []
+    assert any(name.endswith(".png") for name in first) and any(name.endswith(".parquet") for name in first)
+
+
+def test_every_window_appears_exactly_once(example_build: BuildResult) -> None:
+    expected = []
+    for path in discover(EXAMPLES):
+        p = load_submission(path).payload
+        for m in p.measurements:
+            expected += [(p.submission_id, m.precision.value, False, w.index) for w in m.windows]
+            expected += [(p.submission_id, m.precision.value, True, w.index) for w in m.warmup]
+    table = _read(example_build.out, "windows")
+    got = list(table.select("submission_id", "precision", "warmup", "window_index").iter_rows())
+    assert len(got) == len(set(got)) == len(expected)
+    assert sorted(got) == sorted(expected)
+
+
+def test_manifest_records_each_submission_hash_and_each_file(example_build: BuildResult) -> None:
+    manifest = read_manifest(example_build.out)
+    by_path = {entry["path"]: entry for entry in manifest["submissions"]}
+    files = discover(EXAMPLES)
+    assert len(by_path) == len(files)
+    for path in files:
+        entry = by_path[f"examples/{path.relative_to(EXAMPLES).as_posix()}"]
+        assert entry["content_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        p = load_submission(path).payload
+        assert entry["windows"] == sum(len(m.windows) for m in p.measurements)
+    assert manifest["counts"]["windows"] == sum(e["windows"] for e in manifest["submissions"])
+    listed = {entry["path"]: entry["sha256"] for entry in manifest["files"]}
+    on_disk = {name: hashlib.sha256(data).hexdigest() for name, data in _snapshot(example_build.out).items()}
+    on_disk.pop("MANIFEST.json")
+    assert listed == on_disk
+
+
+def test_tables_pass_their_pandera_models_and_are_sorted(example_build: BuildResult) -> None:
+    windows = WindowsTable.validate(_read(example_build.out, "windows"))
+    measurements = MeasurementsTable.validate(_read(example_build.out, "measurements"))
+    submissions = SubmissionsTable.validate(_read(example_build.out, "submissions"))
+    assert windows.equals(windows.sort("submission_id", "precision", "warmup", "window_index"))
+    assert measurements.equals(measurements.sort("submission_id", "precision"))
+    assert submissions["submission_id"].to_list() == sorted(submissions["submission_id"].to_list())
+    assert submissions["is_example"].all()
+
+
+def test_a_rejected_submission_refuses_the_whole_build(tmp_path: Path, make_tree: TreeMaker) -> None:
+    root = make_tree()
+    victim = discover(root)[1]
+    victim.write_text(victim.read_text().replace('"temp_c_end": 42.0', '"temp_c_end": 43.0', 1))
+    out = tmp_path / "out"
+    with pytest.raises(BuildRefusedError) as refused:
+        build([Source.at(root)], out)
+    assert "1 of 3 submissions are rejected" in str(refused.value)
+    assert "E-SIGNATURE" in str(refused.value) and victim.name in str(refused.value)
+    assert not out.exists()
+
+
+def test_examples_stay_out_unless_asked(tmp_path: Path, make_tree: TreeMaker) -> None:
+    real = make_tree(SMALL[:2])
+    demo = make_tree(SMALL[2:], example=True, name="examples", first_seed=200)
+    plain = build([Source.at(real), Source.at(demo)], tmp_path / "plain")
+    assert plain.submissions == 2 and plain.skipped_examples == 1
+    assert not _read(plain.out, "submissions")["is_example"].any()
+    card = (plain.out / "README.md").read_text()
+    assert "WARNING" not in card and "1 example submission(s) were left out" in card
+    assert read_manifest(plain.out)["skipped_examples"] == [f"examples/{discover(demo)[0].relative_to(demo)}"]
+    mixed = build([Source.at(real), Source.at(demo)], tmp_path / "mixed", BuildOptions(include_examples=True))
+    assert mixed.submissions == 3
+    assert _read(mixed.out, "submissions")["is_example"].sum() == 1
+    assert "WARNING: this build includes EXAMPLE submissions" in (mixed.out / "README.md").read_text()
+
+
+def test_a_failing_build_leaves_the_previous_output_untouched(
+    tmp_path: Path, make_tree: TreeMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree()
+    out = tmp_path / "out"
+    build([Source.at(root)], out)
+    before = _snapshot(out)
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("disk full while drawing")
+
+    monkeypatch.setattr("ecocompute.publish.build.draw_figures", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        build([Source.at(root)], out, BuildOptions(version="0.1.0"))
+    assert _snapshot(out) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
+
+
+KILLER = """
+import os, signal, sys
+from pathlib import Path
+import ecocompute.publish.build as b
+from ecocompute.publish.inputs import Source
+real = b.write_parquet
+def write_then_die(frame, path):
+    real(frame, path)
+    os.kill(os.getpid(), signal.SIGKILL)
+b.write_parquet = write_then_die
+b.build([Source.at(Path(sys.argv[1]))], Path(sys.argv[2]))
+"""
+
+
+def test_a_killed_build_leaves_the_previous_output_untouched(tmp_path: Path, make_tree: TreeMaker) -> None:
+    root = make_tree()
+    out = tmp_path / "out"
+    build([Source.at(root)], out)
+    before = _snapshot(out)
+    killed = subprocess.run([sys.executable, "-c", KILLER, str(root), str(out)], check=False)
+    assert killed.returncode == -9
+    assert _snapshot(out) == before
+    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".out.building-")]
+    assert len(leftovers) == 1 and any(leftovers[0].rglob("*.parquet"))
+    build([Source.at(root)], out)
+    assert _snapshot(out) == before
+    assert not leftovers[0].exists()
+
+
+def test_refuses_to_replace_a_folder_that_is_not_a_build(tmp_path: Path, make_tree: TreeMaker) -> None:
+    root = make_tree(SMALL[:1])
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("do not lose me")
+    with pytest.raises(UsageError, match="not a previous build"):
+        build([Source.at(root)], precious)
+    assert (precious / "thesis.tex").read_text() == "do not lose me"
+
+
+def test_version_needs_a_changelog_entry(tmp_path: Path, make_tree: TreeMaker) -> None:
+    root = make_tree(SMALL[:1])
+    with pytest.raises(UsageError, match=r"no entry in publish/templates/CHANGELOG\.md"):
+        build([Source.at(root)], tmp_path / "out", BuildOptions(version="9.9.9"))
+    with pytest.raises(UsageError, match="not a version"):
+        build([Source.at(root)], tmp_path / "out", BuildOptions(version="latest"))
+    assert build([Source.at(root)], tmp_path / "out").version == "0.1.0"
+
+
+def test_the_same_id_in_two_folders_is_refused(tmp_path: Path, make_tree: TreeMaker) -> None:
+    first = make_tree(SMALL[:1])
+    second = make_tree(SMALL[:1], name="other")
+    with pytest.raises(BuildRefusedError, match="is in both"):
+        build([Source.at(first), Source.at(second)], tmp_path / "out")
+
+
+def test_an_empty_submissions_folder_builds_an_empty_dataset(tmp_path: Path) -> None:
+    root = tmp_path / "submissions"
+    root.mkdir()
+    result = build([Source.at(root)], tmp_path / "out")
+    assert (result.submissions, result.windows) == (0, 0)
+    assert _read(result.out, "windows").height == 0
+    assert "No measurements yet." in (result.out / "README.md").read_text()
+
+
+def test_missing_folder_and_missing_signers_are_usage_errors(tmp_path: Path, make_tree: TreeMaker) -> None:
+    with pytest.raises(UsageError, match="does not exist: pass --submissions"):
+        build([Source.at(tmp_path / "nope")], tmp_path / "out")
+    root = make_tree(SMALL[:1])
+    (root / "allowed_signers").unlink()
+    with pytest.raises(UsageError, match="pass --allowed-signers"):
+        build([Source.at(root)], tmp_path / "out")
+
+
+def test_manifest_is_json_without_timestamps(example_build: BuildResult) -> None:
+    text = (example_build.out / "MANIFEST.json").read_text()
+    manifest = json.loads(text)
+    assert manifest["version"] == "0.1.0" and manifest["schema_version"] == "1.0"
+    assert "built_at" not in text and "2026-11" not in text
