@@ -1,0 +1,291 @@
+"""The whole collection path on CPU: a tiny random-init model through the real transformers generate
+path, NVML faked only at its module boundary, a signed submission the schema loads and the validator
+accepts; interrupt and resume; a precision that runs out of memory.
+
+Time runs 20x fast (``FastClock``) so that windows are the validator's 10 s without a slow suite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from collector_fakes import FakePynvml, FastClock
+
+from ecocompute.collector.display import SilentView
+from ecocompute.collector.errors import GpuBusyError, RunStateError
+from ecocompute.collector.run import (
+    Backend,
+    Destination,
+    Environment,
+    Result,
+    RunConfig,
+    RunInterruptedError,
+    collect,
+    hf_backend,
+)
+from ecocompute.collector.state import MeasurementState, StateStore
+from ecocompute.schema.derive import integral_diff_pct
+from ecocompute.schema.errors import UsageError
+from ecocompute.schema.io import load_document, load_submission
+from ecocompute.schema.models import Precision, Window
+from ecocompute.schema.signing import parse_allowed_signers, verify_document
+
+HAS_BNB = importlib.util.find_spec("bitsandbytes") is not None
+QUANTIZED = Precision.NF4 if HAS_BNB else Precision.BF16
+FP16, BF16 = Precision.FP16, Precision.BF16
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One random-init weights cache for the module's runs."""
+    return tmp_path_factory.mktemp("weights")
+
+
+@dataclass
+class World:
+    """A run's surroundings: fast time, a fake NVML, folders, and the keys of the test signer."""
+
+    clock: FastClock
+    nvml: FakePynvml
+    root: Path
+    keys: Any
+    weights: Path
+    config: RunConfig = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.config = RunConfig(
+            precisions=(FP16, QUANTIZED), arch="tiny-llama-test", batch_size=1, prompt_tokens=8, new_tokens=8,
+            window_s=10.0, warmup_windows=1, min_windows=3, max_windows=3, idle_s=4.0, torch_device="cpu",
+        )  # fmt: skip
+
+    def dest(self, **changes: Any) -> Destination:
+        base = Destination(signer=self.keys.login, key=self.keys.ed25519, out_dir=self.root / "submissions",
+                           state_dir=self.root / "state", weights_cache=self.weights)  # fmt: skip
+        return replace(base, **changes)
+
+    def env(self, make_backend: Callable[[RunConfig, Destination, str], Backend] = hf_backend,
+            view: Any = None) -> Environment:  # fmt: skip
+        return Environment(make_backend=make_backend, clock=self.clock, view=view or SilentView())
+
+    def run(self, config: RunConfig | None = None, dest: Destination | None = None, **env: Any) -> Result:
+        return collect(config or self.config, dest or self.dest(), self.env(**env))
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, keys: Any, weights: Path) -> World:
+    clock = FastClock(speed=20.0)
+    nvml = FakePynvml(clock, power_w=150.0)
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    return World(clock, nvml, tmp_path, keys, weights)
+
+
+def validator_errors(result: Result, world: World) -> list[str]:
+    """Error findings of the validator (if it has landed), less those a CPU-only torch explains."""
+    core = pytest.importorskip("ecocompute.validate.core")
+    (found,) = core.validate_files(
+        [result.path], allowed_signers=world.keys.allowed_signers, submissions_root=world.root / "submissions",
+        max_cv_pct=1000.0,  # CPU timing noise is not what these tests check
+    )  # fmt: skip
+    cpu_only = torch.version.cuda is None
+    return [
+        f"{f.code} {f.path}: {f.message}"
+        for f in found.errors
+        if not (cpu_only and f.code == "E-FINGERPRINT" and f.path == "payload.software.cuda_runtime")
+    ]
+
+
+def test_whole_path_writes_a_signed_submission_the_validator_accepts(world: World) -> None:
+    result = world.run()
+    p = result.submission.payload
+    assert result.path == world.root / "submissions" / "example-user" / "nvidia-h200" / f"{p.submission_id}.json"
+    loaded = load_submission(result.path)
+    assert loaded == result.submission
+    assert verify_document(load_document(result.path), parse_allowed_signers(world.keys.allowed_signers)).signer
+    assert p.example and p.notes is not None and p.notes.startswith("TEST RUN on cpu")
+    assert [m.precision for m in p.measurements] == [FP16, QUANTIZED]
+    for m in p.measurements:
+        assert m.error is None and len(m.windows) == 3 and len(m.warmup) == 1
+        for w in m.windows:
+            assert w.duration_s >= 10.0
+            assert w.tokens == 8 * w.generate_calls
+            assert integral_diff_pct(w) < 2.0
+            assert w.energy_j / w.duration_s == pytest.approx(150.0, rel=0.02)
+            assert w.power_samples and w.power_samples >= 50
+    if HAS_BNB:
+        nf4 = p.measurements[1].quantization
+        assert nf4 is not None and nf4["bnb_4bit_quant_type"] == "nf4" and nf4["load_in_4bit"] is True
+    assert p.measurements[0].quantization is None
+    assert p.idle.power_w_before == pytest.approx(150.0, rel=0.02)
+    assert p.idle.duration_s == 4.0
+    assert (p.method.order, p.method.window_min_s, p.method.power_sampling_hz) == ("interleaved", 10.0, 10.0)
+    assert p.workload.params_total == 139_584 and p.workload.weights == "random-init"
+    assert p.hardware.gpu_uuid_sha256 == hashlib.sha256(b"GPU-fake-0000-0000").hexdigest()
+    assert p.software.transformers and p.software.nvml == "13.580.159.04"
+    assert not list((world.root / "state").glob("*.json")), "the state file goes once the submission is written"
+    assert validator_errors(result, world) == []
+
+
+class Counter:
+    """Windows finished so far (the view hears of each one after its checkpoint)."""
+
+    def __init__(self) -> None:
+        self.windows = 0
+        self.by_precision: dict[Precision, int] = {}
+
+    def start(self, *args: Any) -> None: ...
+
+    def note(self, text: str) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def update(self, state: MeasurementState, window: Window | None, warmup: bool, idle_power_w: float) -> None:
+        if window is not None and not warmup:
+            self.windows += 1
+            self.by_precision[state.precision] = self.by_precision.get(state.precision, 0) + 1
+
+
+class WrappedBackend:
+    """The real transformers backend, with a hook on loading and on every generate call."""
+
+    def __init__(self, inner: Backend, on_load: Callable[[Precision], None] | None = None,
+                 on_generate: Callable[[Precision, int], None] | None = None) -> None:  # fmt: skip
+        self.inner, self.on_load, self.on_generate = inner, on_load, on_generate
+        self.source, self.prompt_sha256 = inner.source, inner.prompt_sha256
+
+    def load(self, precision: Precision) -> Any:
+        if self.on_load:
+            self.on_load(precision)
+        return HookedRunner(self.inner.load(precision), self.on_generate)
+
+    def fits_together(self, precisions: list[Precision]) -> bool:
+        return self.inner.fits_together(precisions)
+
+    def perplexity(self, runner: Any, text: str) -> tuple[float, int]:
+        return self.inner.perplexity(runner.inner, text)
+
+
+class HookedRunner:
+    def __init__(self, inner: Any, on_generate: Callable[[Precision, int], None] | None) -> None:
+        self.inner, self.on_generate, self.calls = inner, on_generate, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def generate_once(self) -> int:
+        self.calls += 1
+        if self.on_generate:
+            self.on_generate(self.inner.precision, self.calls)
+        return int(self.inner.generate_once())
+
+
+def test_a_kill_loses_at_most_the_window_in_flight_and_resume_keeps_the_id(world: World) -> None:
+    counter = Counter()
+
+    def kill_after_three_windows(precision: Precision, call: int) -> None:
+        if counter.windows >= 3:
+            raise KeyboardInterrupt
+
+    def interrupting(config: RunConfig, dest: Destination, device: str) -> Backend:
+        return WrappedBackend(hf_backend(config, dest, device), on_generate=kill_after_three_windows)
+
+    with pytest.raises(RunInterruptedError, match=r"3 finished windows are saved in .*--resume"):
+        world.run(make_backend=interrupting, view=counter)
+    (state_file,) = (world.root / "state").glob("run-*.json")
+    saved = json.loads(state_file.read_text())
+    saved_windows = {m["precision"]: m["windows"] for m in saved["measurements"]}
+    assert sum(len(w) for w in saved_windows.values()) == 3
+    assert not list((world.root / "submissions").rglob("*.json"))
+
+    with pytest.raises(RunStateError, match="pass --resume to continue it"):
+        world.run()
+    result = world.run(dest=world.dest(resume=True))
+    p = result.submission.payload
+    assert p.submission_id == saved["submission_id"]
+    for m in p.measurements:
+        assert len(m.windows) == 3
+        kept = [w.model_dump(mode="json") for w in m.windows[: len(saved_windows[m.precision.value])]]
+        assert kept == saved_windows[m.precision.value]
+        assert len(m.warmup) == 2  # warm-up again after the reload
+    assert p.notes is not None and "measured in 2 sessions" in p.notes
+    assert validator_errors(result, world) == []
+
+
+def test_resume_without_a_saved_run_says_so(world: World) -> None:
+    with pytest.raises(RunStateError, match="nothing to resume"):
+        world.run(dest=world.dest(resume=True))
+
+
+def test_out_of_memory_is_recorded_and_the_other_precisions_go_on(world: World) -> None:
+    def oom_on_load(precision: Precision) -> None:
+        if precision is BF16:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+    counter = Counter()
+
+    def oom_in_second_window(precision: Precision, call: int) -> None:
+        if precision is QUANTIZED and counter.by_precision.get(precision, 0) >= 1:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.00 GiB")
+
+    def flaky(config: RunConfig, dest: Destination, device: str) -> Backend:
+        return WrappedBackend(hf_backend(config, dest, device), oom_on_load, oom_in_second_window)
+
+    config = replace(world.config, precisions=(FP16, BF16, QUANTIZED))
+    if QUANTIZED is BF16:
+        config = replace(config, precisions=(FP16, BF16))
+    result = world.run(config, make_backend=flaky, view=counter)
+    by_precision = {m.precision: m for m in result.submission.payload.measurements}
+    assert len(by_precision[FP16].windows) == 3 and by_precision[FP16].error is None
+    bf16 = by_precision[BF16]
+    assert bf16.windows == [] and bf16.error == "OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB"
+    if QUANTIZED is not BF16:
+        nf4 = by_precision[QUANTIZED]
+        assert nf4.windows == [] and nf4.error is not None and nf4.error.startswith("OutOfMemoryError")
+        assert nf4.error.endswith("(after 1 windows, dropped)")
+        assert nf4.quantization is not None
+    assert validator_errors(result, world) == []
+
+
+def test_blocked_order_with_a_shared_gpu_allowed(world: World) -> None:
+    world.nvml.processes = [4242]
+    with pytest.raises(GpuBusyError, match=r"1 other process.*PIDs 4242.*--allow-shared"):
+        world.run()
+    config = replace(world.config, order="blocked", cooldown_s=4.0, allow_shared=True, precisions=(FP16,))
+    result = world.run(config)
+    p = result.submission.payload
+    assert (p.method.order, p.method.cooldown_s, p.method.allow_shared) == ("blocked", 4.0, True)
+    assert all(w.other_gpu_processes == 1 for w in p.measurements[0].windows)
+
+
+def test_settings_are_checked_before_the_gpu_is_touched(world: World) -> None:
+    world.nvml.init_error = 12  # would fail if NVML were opened
+    for bad, message in [
+        (replace(world.config, arch=None), "exactly one of --arch"),
+        (replace(world.config, min_windows=9), "--min-windows 9 is above --max-windows 3"),
+        (replace(world.config, window_s=0), "--window-s must be positive"),
+        (replace(world.config, perplexity=True), "--perplexity needs pretrained weights"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            world.run(bad)
+    with pytest.raises(UsageError, match="is not a GitHub login"):
+        world.run(dest=world.dest(signer="not a login"))
+    with pytest.raises(UsageError, match=r"SSH key .* does not exist"):
+        world.run(dest=world.dest(key=world.root / "missing"))
+
+
+def test_an_unsigned_run_and_the_state_store(world: World) -> None:
+    result = world.run(replace(world.config, precisions=(FP16,)), world.dest(key=None))
+    assert result.submission.signature is None
+    assert result.path.exists()
+    assert StateStore(world.root / "state").load("0" * 16) is None
+    (world.root / "state" / f"run-{'1' * 16}.json").write_text("{not json")
+    with pytest.raises(RunStateError, match="is damaged"):
+        StateStore(world.root / "state").load("1" * 16)
