@@ -18,7 +18,7 @@ def _num(value: float | None, digits: int = 4) -> str:
 
 
 def _table(title: str, columns: list[tuple[str, str]]) -> Table:
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for name, justify in columns:
         table.add_column(name, justify="right" if justify == "r" else "left", no_wrap=name in NO_WRAP)
     return table
@@ -48,7 +48,7 @@ def jpt_rich_table(table: pl.DataFrame) -> Group:
 
 def _result(row: dict[str, object]) -> str:
     if row["status"] == "crossover":
-        return "saves above"
+        return "crosses"
     if row["status"] == "insufficient data":
         return "one size"
     return SHORT_RESULT.get(str(row["holds"]), str(row["holds"]))

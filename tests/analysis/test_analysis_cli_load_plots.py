@@ -37,7 +37,7 @@ def test_crossover_command_prints_the_table(folder: Path, monkeypatch: pytest.Mo
     assert main(["crossover", "--dataset", str(folder), "--n-boot", "200"]) == 0
     out = capsys.readouterr().out
     assert "Crossover · NVIDIA H200 · random-init" in out
-    assert "saves above" in out and "costs more" in out and "seed 20261130" in out
+    assert "crosses" in out and "costs more" in out and "seed 20261130" in out
     assert main(["crossover", "--dataset", str(folder), "--precision", "int8", "--n-boot", "0"]) == 0
     out = capsys.readouterr().out
     assert "int8" in out and "nf4" not in out
