@@ -75,6 +75,18 @@ def test_swap_replaces_and_staging_is_removed_on_error(tmp_path: Path) -> None:
     assert (out / "MANIFEST.json").read_text() == "3" and not new.exists()
 
 
+def test_zenodo_target_names_the_service() -> None:
+    from ecocompute.publish.zenodo import ZenodoTarget, client
+
+    assert ZenodoTarget("1").where == "https://zenodo.org"
+    assert ZenodoTarget("1", sandbox=True).where == "https://sandbox.zenodo.org"
+    sandbox = client("token", ZenodoTarget("1", sandbox=True))
+    assert sandbox.depositions_base == "https://sandbox.zenodo.org/api/deposit/depositions"
+    local = client("token", ZenodoTarget("1", base_url="http://127.0.0.1:9/"))
+    assert local.depositions_base == "http://127.0.0.1:9/api/deposit/depositions"
+    assert local.access_token == "token"
+
+
 def test_size_categories() -> None:
     assert [size_category(n) for n in (0, 999, 1000, 54_321, 2_000_000)] == [
         "n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "1M<n<10M",
