@@ -6,7 +6,8 @@ a counter read, back-to-back ``generate_once`` calls until ``window_s`` has pass
 second counter read. Precisions are interleaved window by window, the order reversed every round
 (ABBA) to cancel drift; each stops on its own when its confidence interval is narrow enough
 (:func:`ecocompute.schema.derive.stopping_reached`) or at ``max_windows``. A runner that fails is
-recorded with its error and the others go on; a failed GPU reading stops everything.
+recorded with its error (and, as the contract wants, without windows) and the others go on; a failed
+GPU reading stops everything.
 """
 
 from __future__ import annotations
@@ -197,7 +198,9 @@ class Engine:
         try:
             window = self.measure_window(runner, len(windows))
         except RunnerFailedError as failure:
-            state.error = describe_error(failure.cause)
+            dropped = f" (after {len(state.windows)} windows, dropped)" if state.windows else ""
+            state.error = describe_error(failure.cause) + dropped
+            state.windows = []  # the contract: a failed measurement has an error and no windows
             state.finished = True
             _close_quietly(runner)
             self._notify(state, None, False)

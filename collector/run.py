@@ -280,6 +280,8 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
             session.run()
         except KeyboardInterrupt:
             done = sum(len(m.windows) for m in state.measurements.values())
+            if not done:
+                raise RunInterruptedError("interrupted before any window finished: nothing was saved") from None
             raise RunInterruptedError(
                 f"interrupted; {done} finished windows are saved in {store.path(state.key)}: "
                 "run the same command with --resume to continue"

@@ -35,9 +35,14 @@ class PowerSample:
 
 @dataclass(frozen=True)
 class WindowPower:
-    """What the samples say about one window."""
+    """What the samples say about one window.
+
+    ``energy_j`` integrates the sampled power (instant where available); ``energy_j_usage`` integrates
+    ``nvmlDeviceGetPowerUsage`` alone, for comparison (the overhead benchmark reports both).
+    """
 
     energy_j: float
+    energy_j_usage: float
     samples: int
     sm_clock_mhz_mean: float
     util_pct_mean: float
@@ -96,6 +101,7 @@ def summarize(samples: Sequence[PowerSample], t0_s: float, t1_s: float) -> Windo
     reasons = sorted({reason for s in inside for reason in s.throttle_reasons})
     return WindowPower(
         energy_j=integrate_energy_j([(s.t_s, s.power_w) for s in samples], t0_s, t1_s),
+        energy_j_usage=integrate_energy_j([(s.t_s, s.usage_w) for s in samples], t0_s, t1_s),
         samples=len(inside),
         sm_clock_mhz_mean=math.fsum(s.sm_clock_mhz for s in inside) / len(inside),
         util_pct_mean=math.fsum(s.util_pct for s in inside) / len(inside),
@@ -119,6 +125,7 @@ class PowerSampler:
         self._lock = threading.Lock()
         self._timer: Timer | None = None
         self._error: BaseException | None = None
+        self.last: WindowPower | None = None
 
     def start(self) -> None:
         """Start periodic sampling."""
@@ -163,4 +170,5 @@ class PowerSampler:
             samples = sorted(self._samples, key=lambda s: s.t_s)
             keep_from = max((i for i, s in enumerate(samples) if s.t_s <= t1_s), default=0)
             self._samples = samples[keep_from:]
-        return summarize(samples, t0_s, t1_s)
+        self.last = summarize(samples, t0_s, t1_s)
+        return self.last

@@ -1,0 +1,157 @@
+"""What the 10 Hz power-sampling thread costs, and how well its integral agrees with the energy counter.
+
+On a GPU: one random-init model (TinyLlama-1.1B shape, fp16, eager by default) generates in windows
+measured by the collector's own engine, with the sampling thread on (A) or off (B) in ABBA order
+(A B B A A B B A ...), so that drift cancels. For each window: tokens/s, J/token, and how far the
+integrated power is from the counter (instant power field, and nvmlDeviceGetPowerUsage). Prints a
+table and writes everything as JSON to --out. On a machine without an NVIDIA GPU it stops with one line.
+
+    python benchmarks/collector_overhead.py --out benchmarks/results/collector_overhead_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ecocompute.collector import hf
+from ecocompute.collector.archs import load_arch
+from ecocompute.collector.clock import SystemClock
+from ecocompute.collector.engine import Engine, EngineConfig
+from ecocompute.collector.nvml import NvmlGpu
+from ecocompute.collector.sampler import PowerSampler, WindowPower
+from ecocompute.schema.derive import mean_std, t_quantile_975
+from ecocompute.schema.errors import EcocomputeError
+from ecocompute.schema.io import write_text_atomic
+from ecocompute.schema.models import Precision, Stack, Window
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="JSON file for the results")
+    parser.add_argument("--arch", default="TinyLlama-1.1B")
+    parser.add_argument("--stack", default="eager", choices=["eager", "compiled"])
+    parser.add_argument("--windows", type=int, default=12, help="measured windows, half with the thread on")
+    parser.add_argument("--window-s", type=float, default=10.0)
+    parser.add_argument("--new-tokens", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=1)
+    parser.add_argument("--device-index", type=int, default=0)
+    parser.add_argument("--weights-cache", type=Path, default=None, help="random-init weights [default: /dev/shm]")
+    parser.add_argument("--torch-device", default=None, help=argparse.SUPPRESS)  # tests only: cpu
+    return parser.parse_args(argv)
+
+
+def pct_diff(value: float, reference: float) -> float | None:
+    return None if reference <= 0 else 100.0 * (value - reference) / reference
+
+
+def arm_of(i: int) -> str:
+    """ABBA: on, off, off, on, on, off, off, on, ..."""
+    return "on" if i % 4 in (0, 3) else "off"
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    rates = {arm: [r["tokens_per_s"] for r in rows if r["arm"] == arm] for arm in ("on", "off")}
+    (on_mean, on_std), (off_mean, off_std) = mean_std(rates["on"]), mean_std(rates["off"])
+    se = math.sqrt(on_std**2 / len(rates["on"]) + off_std**2 / len(rates["off"]))
+    dof = max(1, len(rates["on"]) + len(rates["off"]) - 2)
+    diffs = [abs(r["integral_vs_counter_pct"]) for r in rows if r["arm"] == "on" and r["integral_vs_counter_pct"]]
+    usage = [abs(r["usage_integral_vs_counter_pct"]) for r in rows if r["arm"] == "on"]
+    return {
+        "tokens_per_s_on": on_mean,
+        "tokens_per_s_off": off_mean,
+        "overhead_pct": 100.0 * (off_mean - on_mean) / off_mean,
+        "overhead_pct_ci95_half": 100.0 * t_quantile_975(dof) * se / off_mean,
+        "integral_vs_counter_pct_abs_max": max(diffs) if diffs else None,
+        "usage_integral_vs_counter_pct_abs_max": max((u for u in usage if u is not None), default=None),
+    }
+
+
+def window_row(i: int, arm: str, window: Window, power: WindowPower | None) -> dict[str, Any]:
+    on = arm == "on" and power is not None
+    return {
+        "index": i, "arm": arm, "duration_s": window.duration_s, "tokens": window.tokens,
+        "tokens_per_s": window.tokens / window.duration_s, "j_per_token": window.energy_j / window.tokens,
+        "energy_j": window.energy_j, "power_samples": window.power_samples,
+        "gpu_util_pct_mean": window.gpu_util_pct_mean, "process_cpu_s": window.process_cpu_s,
+        "integral_vs_counter_pct": pct_diff(power.energy_j, window.energy_j) if on and power else None,
+        "usage_integral_vs_counter_pct": pct_diff(power.energy_j_usage, window.energy_j) if on and power else None,
+    }  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    clock = SystemClock()
+    with NvmlGpu(args.device_index) as gpu:
+        device = args.torch_device or hf.cuda_device(gpu.uuid(), args.device_index)
+        cache = args.weights_cache or hf.default_weights_cache()
+        source = hf.random_init_source(load_arch(args.arch), 0, cache, device)
+        backend = hf.HfBackend(source, device=device, batch_size=args.batch_size, prompt_tokens=128,
+                               new_tokens=args.new_tokens, stack=Stack(args.stack), seed=0)  # fmt: skip
+        runner = backend.load(Precision.FP16)
+        sampler = PowerSampler(gpu, clock)
+        engine = Engine(gpu, sampler, clock, EngineConfig(window_s=args.window_s), own_contexts=int(device != "cpu"))
+        sampler.start()
+        engine.measure_window(runner, 0)  # warm-up, discarded
+        sampler.stop()
+        rows = []
+        print(HEADER)
+        for i in range(args.windows):
+            arm = arm_of(i)
+            if arm == "on":
+                sampler.start()
+            window = engine.measure_window(runner, i)
+            sampler.stop()
+            rows.append(window_row(i, arm, window, sampler.last))
+            print_row(rows[-1])
+        runner.close()
+        info = gpu.fingerprint().to_dict()
+    return {
+        "benchmark": "collector_overhead", "recorded_at": datetime.now(UTC).isoformat(), "gpu": info,
+        "host": {"python": platform.python_version(), "torch": hf.torch_versions()[0], "os": platform.platform()},
+        "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "windows": rows, "summary": summary(rows),
+    }  # fmt: skip
+
+
+HEADER = "  # sampler  window_s  tokens/s   J/token  int%inst  int%usage samples"
+
+
+def fmt(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def print_row(r: dict[str, Any]) -> None:
+    print(
+        f"{r['index']:>3} {r['arm']:>4} {r['duration_s']:8.2f} {r['tokens_per_s']:9.2f} {r['j_per_token']:9.4f} "
+        f"{fmt(r['integral_vs_counter_pct'], '+8.2f'):>9} {fmt(r['usage_integral_vs_counter_pct'], '+8.2f'):>9} "
+        f"{r['power_samples']:>7}",
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        result = run(args)
+    except EcocomputeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    s = result["summary"]
+    print(f"tokens/s with the thread on {s['tokens_per_s_on']:.2f}, off {s['tokens_per_s_off']:.2f}: "
+          f"overhead {s['overhead_pct']:+.2f}% ± {s['overhead_pct_ci95_half']:.2f}% (95% CI)")  # fmt: skip
+    print(f"integral vs counter, |max| over windows with the thread on: instant power "
+          f"{fmt(s['integral_vs_counter_pct_abs_max'], '.2f')}%, power usage "
+          f"{fmt(s['usage_integral_vs_counter_pct_abs_max'], '.2f')}%")  # fmt: skip
+    write_text_atomic(args.out, json.dumps(result, indent=1, allow_nan=False) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

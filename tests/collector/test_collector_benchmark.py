@@ -1,0 +1,48 @@
+"""benchmarks/collector_overhead.py: its bookkeeping on CPU (fake NVML), and its refusal without a GPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from collector_fakes import FakePynvml
+
+from ecocompute.collector.clock import SystemClock
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "collector_overhead.py"
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("collector_overhead", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_abba_windows_and_summary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    monkeypatch.setitem(sys.modules, "pynvml", FakePynvml(SystemClock()))
+    out = tmp_path / "overhead.json"
+    args = ["--out", str(out), "--arch", "tiny-llama-test", "--windows", "4", "--window-s", "0.3",
+            "--new-tokens", "4", "--weights-cache", str(tmp_path / "w"), "--torch-device", "cpu"]  # fmt: skip
+    assert load_script().main(args) == 0
+    result = json.loads(out.read_text())
+    assert [w["arm"] for w in result["windows"]] == ["on", "off", "off", "on"]
+    assert all(w["usage_integral_vs_counter_pct"] is None for w in result["windows"] if w["arm"] == "off")
+    assert all(w["tokens"] % 4 == 0 and w["tokens_per_s"] > 0 for w in result["windows"])
+    assert set(result["summary"]) >= {"tokens_per_s_on", "tokens_per_s_off", "overhead_pct", "overhead_pct_ci95_half"}
+    assert "overhead" in capsys.readouterr().out
+
+
+def test_without_the_gpu_it_stops_with_one_line() -> None:
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", "/nonexistent/x.json", "--device-index", "99"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+    assert "Traceback" not in proc.stderr
