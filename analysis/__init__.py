@@ -10,8 +10,23 @@ Import these on the loaded dataset (polars or pandas DataFrames, or a ``datasets
     crossover(m, w, precision="nf4")
 """
 
-from ecocompute.analysis.change import change_vs_baseline
-from ecocompute.analysis.crossover import crossover
-from ecocompute.analysis.tables import jpt_table
+from __future__ import annotations
 
-__all__ = ["change_vs_baseline", "crossover", "jpt_table"]
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "change_vs_baseline": "ecocompute.analysis.change",
+    "crossover": "ecocompute.analysis.crossover",
+    "jpt_table": "ecocompute.analysis.tables",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the analysis functions on first use, so the CLI and the collector's machine need no polars."""
+    if name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # the function, not the submodule of the same name
+        return value
+    raise AttributeError(f"module 'ecocompute.analysis' has no attribute {name!r}")
