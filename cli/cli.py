@@ -11,8 +11,7 @@ from collections.abc import Sequence
 import typer
 
 from ecocompute import __version__
-from ecocompute.console import err, fail_line
-from ecocompute.schema.errors import EcocomputeError
+from ecocompute.runner import main_for
 
 app = typer.Typer(
     name="ecocompute",
@@ -54,31 +53,7 @@ _register_stages()
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code; project errors become one red line, never a traceback."""
-    try:
-        result = app(args=list(argv) if argv is not None else None, standalone_mode=False, prog_name="ecocompute")
-    except EcocomputeError as exc:
-        fail_line(str(exc))
-        return exc.exit_code
-    except typer.Exit as exc:
-        return int(exc.exit_code)
-    except typer.Abort:
-        fail_line("aborted")
-        return 130
-    except typer.TyperException as exc:  # usage errors: typer prints them with the command's usage line
-        exc.show()  # type: ignore[attr-defined]
-        return int(getattr(exc, "exit_code", 2))
-    except KeyboardInterrupt:
-        fail_line("interrupted")
-        return 130
-    except Exception as exc:  # a bug of ours: still one line, and how to report it
-        fail_line(f"internal error ({type(exc).__name__}: {exc}); please report it with the command you ran")
-        err.print("set ECOCOMPUTE_DEBUG=1 to see the traceback", style="dim")
-        import os
-
-        if os.environ.get("ECOCOMPUTE_DEBUG"):
-            raise
-        return 3
-    return result if isinstance(result, int) else 0
+    return main_for(app, argv)
 
 
 def run() -> None:

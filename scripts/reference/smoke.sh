@@ -8,9 +8,9 @@ python3 -c "import torch, transformers, accelerate, bitsandbytes, pynvml, typer;
 command -v ssh-keygen || echo "no ssh-keygen"
 df -h /dev/shm | tail -1; nproc; free -g | head -2
 last=$(( $(nvidia-smi -L | wc -l) - 1 ))
-CUDA_VISIBLE_DEVICES=$last python3 -m ecocompute record-trace --seconds 20 --device-index "$last" \
+CUDA_VISIBLE_DEVICES=$last python3 -m ecocompute.collector record-trace --seconds 20 --device-index "$last" \
   --out "$OUT/h200-matmul.json" > "$OUT/trace.log" 2>&1 &
-CUDA_VISIBLE_DEVICES=0 timeout 400 python3 -m ecocompute collect --arch TinyLlama-1.1B --precisions fp16,nf4,int8 \
+CUDA_VISIBLE_DEVICES=0 timeout 400 python3 -m ecocompute.collector collect --arch TinyLlama-1.1B --precisions fp16,nf4,int8 \
   --window-s 3 --warmup-windows 1 --min-windows 3 --max-windows 3 --idle-s 3 --signer ecocompute-reference \
   --out /tmp/smoke --state-dir /tmp/smoke-state --quiet > "$OUT/smoke.log" 2>&1
 echo "collect exited $?"
