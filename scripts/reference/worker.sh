@@ -3,7 +3,7 @@
 # Lines already done are recorded in QUEUE.done, so the worker can be restarted.
 set -uo pipefail
 queue=$1; gpu=$2
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 CUDA_VISIBLE_DEVICES=$gpu
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 CUDA_VISIBLE_DEVICES=$gpu CUDA_DEVICE_ORDER=PCI_BUS_ID
 touch "$queue.done"
 n=0
 while IFS= read -r line; do
@@ -13,7 +13,7 @@ while IFS= read -r line; do
   grep -qxF "$line" "$queue.done" && continue
   echo "[$(date -u +%FT%TZ)] gpu $gpu job $n: $line"
   # shellcheck disable=SC2086
-  python3 -m ecocompute.collector collect $line --out /tmp/eco/out --state-dir /tmp/eco/state --resume --quiet \
+  python3 -m ecocompute.collector collect $line --device-index "$gpu" --out /tmp/eco/out --state-dir /tmp/eco/state --resume --quiet \
     > "/tmp/eco/logs/gpu$gpu-job$n.log" 2>&1
   rc=$?
   echo "[$(date -u +%FT%TZ)] gpu $gpu job $n exited $rc"
