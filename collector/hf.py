@@ -149,7 +149,8 @@ def _source(config: Any, **identity: Any) -> ModelSource:
 def random_init_source(arch: Arch, seed: int, cache_root: Path, device: str) -> ModelSource:
     """Build ``arch`` with random weights (seeded, fp16, on ``device``) once and save it under ``cache_root``."""
     config = _config_from_arch(arch)
-    directory = cache_root / f"{arch.name}-seed{seed}"
+    shape = hashlib.sha256(json.dumps(arch.config, sort_keys=True).encode("utf-8")).hexdigest()[:8]
+    directory = cache_root / f"{arch.name}-seed{seed}-{shape}"
     if not (directory / COMPLETE_MARKER).exists():
         _build_random_init(config, seed, directory, device)
     return _source(
