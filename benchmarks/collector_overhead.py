@@ -89,8 +89,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     clock = SystemClock()
     with NvmlGpu(args.device_index) as gpu:
         device = args.torch_device or hf.cuda_device(gpu.uuid(), args.device_index)
-        cache = args.weights_cache or hf.default_weights_cache()
-        source = hf.random_init_source(load_arch(args.arch), 0, cache, device)
+        source = hf.random_init_source(load_arch(args.arch), 0, args.weights_cache, device)
         backend = hf.HfBackend(source, device=device, batch_size=args.batch_size, prompt_tokens=128,
                                new_tokens=args.new_tokens, stack=Stack(args.stack), seed=0)  # fmt: skip
         runner = backend.load(Precision.FP16)

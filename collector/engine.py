@@ -29,6 +29,7 @@ from ecocompute.schema.derive import derive, stopping_reached
 from ecocompute.schema.models import Precision, Window
 
 MAX_ERROR_CHARS = 1000
+WARMUP_MIN_CALLS = 3  # a compiled stack compiles on call 1 and records CUDA graphs on the next ones
 _T = TypeVar("_T")
 
 
@@ -141,8 +142,8 @@ class Engine:
         """Processes on the GPU other than this one (None when NVML cannot list them)."""
         return other_processes(self.gpu.compute_processes(), os.getpid(), self.own_contexts)
 
-    def measure_window(self, runner: Runner, index: int) -> Window:
-        """One window of back-to-back generate calls lasting at least ``window_s``."""
+    def measure_window(self, runner: Runner, index: int, min_calls: int = 1) -> Window:
+        """One window of back-to-back generate calls lasting at least ``window_s`` (and ``min_calls`` calls)."""
         delay_s = round(self._rng.uniform(0.0, self.config.random_delay_max_s), 6)
         self.clock.sleep(delay_s)
         _call(runner.synchronize)
@@ -152,7 +153,7 @@ class Engine:
         started_at = self.clock.utc_now()
         t0, e0 = self.read_counter()
         self.sampler.sample_now()
-        tokens, calls = self._generate_for(runner, t0)
+        tokens, calls = self._generate_for(runner, t0, min_calls)
         _call(runner.synchronize)
         self.sampler.sample_now()
         t1, e1 = self.read_counter()
@@ -180,9 +181,9 @@ class Engine:
             other_gpu_processes=others,
         )
 
-    def _generate_for(self, runner: Runner, t0: float) -> tuple[int, int]:
+    def _generate_for(self, runner: Runner, t0: float, min_calls: int) -> tuple[int, int]:
         tokens = calls = 0
-        while calls == 0 or self.clock.monotonic() - t0 < self.config.window_s:
+        while calls < min_calls or self.clock.monotonic() - t0 < self.config.window_s:
             generated = _call(runner.generate_once)
             if generated <= 0:
                 raise RunnerFailedError(RuntimeError(f"generate produced {generated} tokens"))
@@ -196,7 +197,7 @@ class Engine:
         """Measure one window into ``state``; on a runner failure record the error and close the runner."""
         windows = state.warmup if warmup else state.windows
         try:
-            window = self.measure_window(runner, len(windows))
+            window = self.measure_window(runner, len(windows), WARMUP_MIN_CALLS if warmup else 1)
         except RunnerFailedError as failure:
             dropped = f" (after {len(state.windows)} windows, dropped)" if state.windows else ""
             state.error = describe_error(failure.cause) + dropped

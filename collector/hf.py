@@ -18,7 +18,7 @@ import os
 import random
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -102,12 +102,28 @@ class ModelSource:
     local_files_only: bool = True
 
 
-def default_weights_cache() -> Path:
-    """``/dev/shm/ecocompute`` where /dev/shm exists (RAM, fast to load), else a folder in the temp dir."""
+def weights_cache_candidates() -> list[Path]:
+    """Where random-init weights may go: ``/dev/shm/ecocompute`` (RAM, fast to load), then the temp dir."""
     shm = Path("/dev/shm")  # noqa: S108 - a folder of our own inside it, named by architecture and seed
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        return shm / "ecocompute"
-    return Path(tempfile.gettempdir()) / "ecocompute"
+    candidates = [shm / "ecocompute"] if shm.is_dir() and os.access(shm, os.W_OK) else []
+    return [*candidates, Path(tempfile.gettempdir()) / "ecocompute"]
+
+
+def default_weights_cache(needed_bytes: int = 0, name: str | None = None) -> Path:
+    """The first candidate that already holds ``name`` complete, else the first with ``needed_bytes`` free.
+
+    A container's /dev/shm is often 64 MB: it is skipped when the weights would not fit.
+    """
+    candidates = weights_cache_candidates()
+    if name is not None:
+        for folder in candidates:
+            if (folder / name / COMPLETE_MARKER).exists():
+                return folder
+    for folder in candidates:
+        probe = folder if folder.exists() else folder.parent
+        if shutil.disk_usage(probe).free >= needed_bytes:
+            return folder
+    return candidates[-1]
 
 
 def _config_from_arch(arch: Arch) -> Any:
@@ -146,17 +162,23 @@ def _source(config: Any, **identity: Any) -> ModelSource:
     )
 
 
-def random_init_source(arch: Arch, seed: int, cache_root: Path, device: str) -> ModelSource:
-    """Build ``arch`` with random weights (seeded, fp16, on ``device``) once and save it under ``cache_root``."""
+def random_init_source(arch: Arch, seed: int, cache_root: Path | None, device: str) -> ModelSource:
+    """Build ``arch`` with random weights (seeded, fp16, on ``device``) once and save it under ``cache_root``.
+
+    Without ``cache_root``, :func:`default_weights_cache` picks a folder with room for the weights.
+    """
     config = _config_from_arch(arch)
     shape = hashlib.sha256(json.dumps(arch.config, sort_keys=True).encode("utf-8")).hexdigest()[:8]
-    directory = cache_root / f"{arch.name}-seed{seed}-{shape}"
-    if not (directory / COMPLETE_MARKER).exists():
-        _build_random_init(config, seed, directory, device)
-    return _source(
-        config, model_id=f"random-init/{arch.name}", path=str(directory), revision=None,
+    name = f"{arch.name}-seed{seed}-{shape}"
+    source = _source(
+        config, model_id=f"random-init/{arch.name}", path="", revision=None,
         weights="random-init", architecture=arch.name,
     )  # fmt: skip
+    needed_bytes = int(source.params_total * 2 * 1.05) + (64 << 20)
+    directory = (cache_root or default_weights_cache(needed_bytes, name)) / name
+    if not (directory / COMPLETE_MARKER).exists():
+        _build_random_init(config, seed, directory, device)
+    return replace(source, path=str(directory))
 
 
 def _build_random_init(config: Any, seed: int, directory: Path, device: str) -> None:
@@ -317,6 +339,9 @@ class HfBackend:
         self.stack = stack
         self.prompt = prompt_ids(batch_size, prompt_tokens, source.vocab_size, seed)
         self.prompt_sha256 = prompt_sha256(self.prompt)
+        if stack is Stack.COMPILED:  # one compiled graph per precision's model: room for all of them
+            dynamo = _torch()._dynamo.config
+            dynamo.cache_size_limit = max(dynamo.cache_size_limit, 64)
 
     def load(self, precision: Precision) -> HfRunner:
         """Load the model at ``precision``; any failure (OOM, no bitsandbytes kernel) raises."""

@@ -217,8 +217,7 @@ def hf_backend(config: RunConfig, dest: Destination, device: str) -> Backend:
     from ecocompute.collector import hf
 
     if config.arch is not None:
-        cache = dest.weights_cache or hf.default_weights_cache()
-        source = hf.random_init_source(load_arch(config.arch), config.seed, cache, device)
+        source = hf.random_init_source(load_arch(config.arch), config.seed, dest.weights_cache, device)
     else:
         assert config.model is not None  # noqa: S101 - RunConfig.check
         source = hf.pretrained_source(config.model)

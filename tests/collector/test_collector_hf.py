@@ -189,8 +189,17 @@ def test_matmul_load_runs_on_cpu() -> None:
     assert hf.matmul_load("cpu", 0.05, size=32) >= 8
 
 
-def test_weights_cache_default_is_a_folder_of_ours() -> None:
+def test_weights_cache_default_is_a_folder_of_ours_with_room(monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path) -> None:  # fmt: skip
+    small, large = tmp_path / "shm" / "ecocompute", tmp_path / "tmp" / "ecocompute"
+    small.mkdir(parents=True)
+    large.mkdir(parents=True)
+    monkeypatch.setattr(hf, "weights_cache_candidates", lambda: [small, large])
     assert hf.default_weights_cache().name == "ecocompute"
+    assert hf.default_weights_cache(needed_bytes=1 << 60) == large  # nothing has room: the last candidate
+    (small / "x").mkdir()
+    (small / "x" / hf.COMPLETE_MARKER).write_text("ok")
+    assert hf.default_weights_cache(needed_bytes=1 << 60, name="x") == small  # already built there
 
 
 def test_versions_are_read() -> None:
