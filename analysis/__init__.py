@@ -17,7 +17,7 @@ from typing import Any
 
 _EXPORTS = {
     "change_vs_baseline": "ecocompute.analysis.change",
-    "crossover": "ecocompute.analysis.crossover",
+    "crossover": "ecocompute.analysis.crossovers",
     "jpt_table": "ecocompute.analysis.tables",
 }
 __all__ = sorted(_EXPORTS)

@@ -116,7 +116,7 @@ def change_vs_baseline(measurements: Any, windows: Any = None) -> Any:
     """Percent change in J/token of each precision against the same submission's FP16 (else BF16) baseline.
 
     ``measurements`` is the dataset's ``measurements`` table (polars, pandas or a ``datasets.Dataset``).
-    ``windows`` is accepted for symmetry with :func:`ecocompute.analysis.crossover` and may be None: the
+    ``windows`` is accepted for symmetry with :func:`ecocompute.analysis.crossovers` and may be None: the
     delta-method interval needs only each measurement's mean, std and number of windows, which the
     measurements table carries. Returns one row per submission x non-baseline precision with
     ``change_pct`` and its 95% CI (``ci95_low_pct``, ``ci95_high_pct``), in the kind of frame given.

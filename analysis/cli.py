@@ -6,7 +6,7 @@ import typer
 
 from ecocompute.console import out
 
-DEFAULT_N_BOOT = 2000  # as ecocompute.analysis.crossover.DEFAULT_N_BOOT (kept here so --help loads no numpy)
+DEFAULT_N_BOOT = 2000  # as ecocompute.analysis.crossovers.DEFAULT_N_BOOT (kept here so --help loads no numpy)
 DEFAULT_SEED = 20261130
 
 DATASET_OPT = typer.Option(
@@ -33,7 +33,7 @@ def crossover_command(
 
     Example: ecocompute crossover --dataset demo-out --precision nf4
     """
-    from ecocompute.analysis.crossover import crossover_frame
+    from ecocompute.analysis.crossovers import crossover_frame
     from ecocompute.analysis.load import load_table
     from ecocompute.analysis.render import crossover_rich_table
 

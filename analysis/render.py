@@ -7,7 +7,7 @@ from rich import box
 from rich.console import Group
 from rich.table import Table
 
-from ecocompute.analysis.crossover import format_params
+from ecocompute.analysis.crossovers import format_params
 
 NO_WRAP = ("model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch")
 SHORT_RESULT = {"costs more": "costs more", "saves": "saves", "mixed": "no +/- step"}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ecocompute.analysis.change import change_frame
-from ecocompute.analysis.crossover import DEFAULT_N_BOOT, DEFAULT_SEED, crossover_frame
+from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, crossover_frame
 from ecocompute.analysis.tables import jpt_frame
 from ecocompute.publish.atomic import staged_output
 from ecocompute.publish.card import CardInputs, render_card

@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from ecocompute.analysis.change import precision_rank
-from ecocompute.analysis.crossover import format_params
+from ecocompute.analysis.crossovers import format_params
 from ecocompute.publish.columns import BY_CONFIG
 from ecocompute.publish.figures import FIGURE_KEYS, FigureRef
 from ecocompute.publish.parquet import data_file

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ecocompute.analysis.crossover import crossover_frame
+from ecocompute.analysis.crossovers import crossover_frame
 from ecocompute.analysis.render import crossover_rich_table, jpt_rich_table
 from ecocompute.analysis.tables import jpt_frame
 from ecocompute.console import out

@@ -11,7 +11,7 @@ from analysis_frames import frames, sweep
 
 from ecocompute.analysis import load as load_module
 from ecocompute.analysis.change import change_frame
-from ecocompute.analysis.crossover import crossover_frame
+from ecocompute.analysis.crossovers import crossover_frame
 from ecocompute.analysis.load import load_table
 from ecocompute.analysis.plots import plot_change, plot_jpt
 from ecocompute.analysis.tables import jpt_frame
