@@ -142,3 +142,13 @@ def test_bad_arguments() -> None:
     bad = pl.DataFrame({"params": [0.0, 1e9], "j_per_token_baseline": [1.0, 1.0], "j_per_token_quantized": [1.0, 1.0]})
     with pytest.raises(UsageError, match="must be positive"):
         crossover(bad)
+
+
+def test_the_exported_function_is_not_shadowed_by_a_submodule() -> None:
+    import importlib
+
+    import ecocompute.analysis as package
+
+    for name, module in (("crossover", "crossovers"), ("change_vs_baseline", "change"), ("jpt_table", "tables")):
+        importlib.import_module(f"ecocompute.analysis.{module}")
+        assert callable(getattr(package, name)), name
