@@ -215,9 +215,11 @@ def pretrained_source(model_id: str) -> ModelSource:
             f"network (hf download {model_id}), then run with HF_HUB_OFFLINE=1, or pass a local directory"
         ) from None
     shape = {"model_type": config.model_type, **config.to_dict()}
+    local = Path(model_id).is_dir()
+    name = Path(model_id).resolve().name if local else model_id  # a local path would leak the user's folders
     return _source(
-        config, model_id=model_id, path=model_id, revision=getattr(config, "_commit_hash", None),
-        weights="pretrained", architecture=match_arch(shape) or model_id.rstrip("/").split("/")[-1],
+        config, model_id=name, path=model_id, revision=None if local else getattr(config, "_commit_hash", None),
+        weights="pretrained", architecture=match_arch(shape) or name.rstrip("/").split("/")[-1],
         local_files_only=offline,
     )  # fmt: skip
 

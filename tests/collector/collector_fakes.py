@@ -16,11 +16,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 from unittest.mock import patch
 
 from ecocompute.collector.clock import SystemClock, Timer
+from ecocompute.collector.corpus import corpus
 from ecocompute.schema.models import Precision
 
 NOT_SUPPORTED = 3
@@ -281,3 +283,20 @@ class FakeRunner:
 
     def close(self) -> None:
         self.closed = True
+
+
+def make_pretrained(directory: Path, source: Any) -> Path:
+    """A local "pretrained" model: the tiny weights and a word-level tokenizer (made offline)."""
+    import shutil
+
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    shutil.copytree(source.path, directory, dirs_exist_ok=True)
+    words = sorted(set(corpus()[0].split()))[:500]
+    unknown = "[UNK]"
+    vocab = {unknown: 0, **{w: i + 3 for i, w in enumerate(words)}}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token=unknown))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token=unknown).save_pretrained(directory)
+    return directory

@@ -18,8 +18,11 @@ from typing import Any
 
 import pytest
 import torch
-from collector_fakes import FakePynvml, FastClock
+from collector_fakes import FakePynvml, FastClock, make_pretrained
 
+from ecocompute.collector import hf
+from ecocompute.collector.archs import load_arch
+from ecocompute.collector.corpus import corpus
 from ecocompute.collector.display import SilentView
 from ecocompute.collector.errors import GpuBusyError, RunStateError
 from ecocompute.collector.run import (
@@ -289,3 +292,17 @@ def test_an_unsigned_run_and_the_state_store(world: World) -> None:
     (world.root / "state" / f"run-{'1' * 16}.json").write_text("{not json")
     with pytest.raises(RunStateError, match="is damaged"):
         StateStore(world.root / "state").load("1" * 16)
+
+
+def test_a_local_pretrained_model_with_perplexity(world: World) -> None:
+    source = hf.random_init_source(load_arch("tiny-llama-test"), 0, world.weights, "cpu")
+    local = make_pretrained(world.root / "tiny-pretrained", source)
+    config = replace(world.config, arch=None, model=str(local), perplexity=True, precisions=(FP16,))
+    result = world.run(config)
+    p = result.submission.payload
+    assert (p.workload.weights, p.workload.model_id, p.workload.architecture) == (
+        "pretrained", "tiny-pretrained", "tiny-llama-test"
+    )  # fmt: skip
+    quality = p.measurements[0].quality
+    assert quality is not None and quality.corpus_sha256 == corpus()[1] and quality.tokens_evaluated > 1000
+    assert validator_errors(result, world) == []

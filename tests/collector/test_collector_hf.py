@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from collector_fakes import make_pretrained
 
 from ecocompute.collector import hf
 from ecocompute.collector.archs import arch_names, load_arch, match_arch
@@ -151,27 +152,11 @@ def test_quantization_config_is_none_for_baselines() -> None:
     assert hf.quantization_config(Precision.BF16) is None
 
 
-def make_pretrained(directory: Path, source: hf.ModelSource) -> Path:
-    """A local "pretrained" model: the tiny weights and a word-level tokenizer (made offline)."""
-    import shutil
-
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    shutil.copytree(source.path, directory, dirs_exist_ok=True)
-    words = sorted(set(corpus()[0].split()))[:500]
-    unknown = "[UNK]"
-    vocab = {unknown: 0, **{w: i + 3 for i, w in enumerate(words)}}
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token=unknown))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token=unknown).save_pretrained(directory)
-    return directory
-
-
 def test_perplexity_of_a_local_pretrained_model(tiny_source: hf.ModelSource, tmp_path: Path) -> None:
     local = make_pretrained(tmp_path / "model", tiny_source)
     source = hf.pretrained_source(str(local))
     assert (source.weights, source.architecture, source.local_files_only) == ("pretrained", "tiny-llama-test", True)
+    assert (source.model_id, source.revision) == ("model", None)  # no local folders in the submission
     b = backend(source, batch=1)
     runner = b.load(Precision.FP16)
     value, tokens = b.perplexity(runner, corpus()[0])
