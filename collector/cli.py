@@ -81,9 +81,11 @@ def collect_command(
     signer: str = typer.Option(..., "--signer", help="Your GitHub login: the contributor and signer."),
     key: Path | None = typer.Option(None, "--key", help="SSH private key to sign with (else written unsigned)."),
     out_dir: Path = typer.Option(Path("submissions"), "--out", help="Folder of the submissions tree."),
-    state_dir: Path | None = typer.Option(None, "--state-dir", help="Checkpoints [default: ~/.cache/ecocompute/runs]."),
+    state_dir: Path | None = typer.Option(None, "--state-dir", help="Checkpoints (default: ~/.cache/ecocompute/runs)."),
     weights_cache: Path | None = typer.Option(
-        None, "--weights-cache", help="Where random-init weights are saved [default: /dev/shm/ecocompute]."
+        None,
+        "--weights-cache",
+        help="Where random-init weights are saved (default: /dev/shm/ecocompute if it has room).",
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the unfinished run with the same settings."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
