@@ -191,3 +191,13 @@ def test_versions_are_read() -> None:
     torch_version, _cuda = hf.torch_versions()
     assert torch_version[0].isdigit()
     assert hf.package_version("transformers") and hf.package_version("no-such-package-xyz") is None
+
+
+def test_random_init_weights_are_the_same_when_rebuilt(tiny_source: hf.ModelSource, tmp_path: Path) -> None:
+    import hashlib
+
+    again = hf.random_init_source(load_arch("tiny-llama-test"), 0, tmp_path, "cpu")
+    digests = [
+        hashlib.sha256((Path(s.path) / "model.safetensors").read_bytes()).hexdigest() for s in (tiny_source, again)
+    ]
+    assert digests[0] == digests[1]
