@@ -307,6 +307,11 @@ class HfRunner:
         """The attention implementation transformers chose (``sdpa``, ``eager``, ...)."""
         return getattr(self.model.config, "_attn_implementation", None)
 
+    @property
+    def compiled(self) -> bool:
+        """Whether ``generate`` has compiled the forward (transformers does so with a static cache on CUDA)."""
+        return self.model is not None and getattr(self.model, "_compiled_call", None) is not None
+
     def generate_once(self) -> int:
         """One greedy ``generate`` call; returns the tokens generated (batch x new_tokens), checked."""
         out = self.model.generate(

@@ -156,6 +156,11 @@ class LoadedRunner(Runner, Protocol):
         """The attention implementation in use."""
         ...
 
+    @property
+    def compiled(self) -> bool:
+        """Whether generate has compiled the model's forward (compiled stack, CUDA, a compilable quantizer)."""
+        ...
+
 
 class ModelInfo(Protocol):
     """Identity and size of the model (``hf.ModelSource``)."""
@@ -344,6 +349,7 @@ class Session:
         self.idle_power_w_after: float | None = None
         self.attn_implementation: str | None = None
         self.notes: list[str] = []
+        self.compiled: dict[Precision, bool] = {}
         self.device = config.torch_device or cuda_device_for(gpu)
         self.backend = env.make_backend(config, dest, self.device)
         self.sampler = PowerSampler(gpu, env.clock)
@@ -389,6 +395,7 @@ class Session:
         try:
             self._idle("before")
             self.engine.run(dict(runners), self.state.measurements)
+            self._note_compiled(runners)
             self._perplexity(runners)
             if runners:
                 self._idle("after")
@@ -407,6 +414,7 @@ class Session:
             try:
                 self._idle("before")
                 self.engine.run({precision: runner}, self.state.measurements)
+                self._note_compiled({precision: runner})
                 self._perplexity({precision: runner})
                 if i == len(pending) - 1:
                     self._idle("after")
@@ -439,6 +447,11 @@ class Session:
             self.store.save(self.state)
         else:
             self.idle_power_w_after = power_w
+
+    def _note_compiled(self, runners: dict[Precision, LoadedRunner]) -> None:
+        """With the compiled stack, remember which models transformers actually compiled."""
+        if self.config.stack is Stack.COMPILED:
+            self.compiled.update({p: r.compiled for p, r in runners.items()})
 
     def _perplexity(self, runners: dict[Precision, LoadedRunner]) -> None:
         if not self.config.perplexity:
@@ -486,6 +499,11 @@ def build_submission(config: RunConfig, dest: Destination, env: Environment, ses
     source = backend.source
     test_run = not session.device.startswith("cuda")
     notes = ([TEST_RUN_NOTE.format(device=session.device)] if test_run else []) + session.notes
+    if session.compiled:
+        done = [p.value for p, c in session.compiled.items() if c]
+        skipped = [p.value for p, c in session.compiled.items() if not c]
+        notes.append(f"compiled stack: torch.compile used for {', '.join(done) or 'none'}"
+                     + (f"; not for {', '.join(skipped)}" if skipped else "") + ".")  # fmt: skip
     if state.sessions > 1:
         notes.append(f"measured in {state.sessions} sessions (resumed with --resume)")
     payload = Payload(

@@ -39,7 +39,7 @@ from ecocompute.collector.state import MeasurementState, StateStore
 from ecocompute.schema.derive import integral_diff_pct
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.io import load_document, load_submission
-from ecocompute.schema.models import Precision, Window
+from ecocompute.schema.models import Precision, Stack, Window
 from ecocompute.schema.signing import parse_allowed_signers, verify_document
 
 HAS_BNB = importlib.util.find_spec("bitsandbytes") is not None
@@ -284,10 +284,13 @@ def test_settings_are_checked_before_the_gpu_is_touched(world: World) -> None:
         world.run(dest=world.dest(key=world.root / "missing"))
 
 
-def test_an_unsigned_run_and_the_state_store(world: World) -> None:
-    result = world.run(replace(world.config, precisions=(FP16,)), world.dest(key=None))
+def test_an_unsigned_run_of_the_compiled_stack_and_the_state_store(world: World) -> None:
+    result = world.run(replace(world.config, precisions=(FP16,), stack=Stack.COMPILED), world.dest(key=None))
     assert result.submission.signature is None
     assert result.path.exists()
+    p = result.submission.payload
+    assert p.workload.stack is Stack.COMPILED
+    assert p.notes is not None and "compiled stack: torch.compile used for none; not for fp16." in p.notes  # CPU
     assert StateStore(world.root / "state").load("0" * 16) is None
     (world.root / "state" / f"run-{'1' * 16}.json").write_text("{not json")
     with pytest.raises(RunStateError, match="is damaged"):
