@@ -122,12 +122,12 @@ def test_whole_path_writes_a_signed_submission_the_validator_accepts(world: Worl
             assert w.tokens == 8 * w.generate_calls
             assert integral_diff_pct(w) < 2.0
             assert w.energy_j / w.duration_s == pytest.approx(150.0, rel=0.02)
-            assert w.power_samples and w.power_samples >= 50
+            assert w.power_samples and w.power_samples >= 10  # ~100 unless the test machine is very busy
     if HAS_BNB:
         nf4 = p.measurements[1].quantization
         assert nf4 is not None and nf4["bnb_4bit_quant_type"] == "nf4" and nf4["load_in_4bit"] is True
     assert p.measurements[0].quantization is None
-    assert p.idle.power_w_before == pytest.approx(150.0, rel=0.02)
+    assert p.idle.power_w_before == pytest.approx(150.0, rel=0.05)  # the counter moves in 100 ms steps
     assert p.idle.duration_s == 4.0
     assert (p.method.order, p.method.window_min_s, p.method.power_sampling_hz) == ("interleaved", 10.0, 10.0)
     assert p.workload.params_total == 139_584 and p.workload.weights == "random-init"
