@@ -12,10 +12,11 @@ from pathlib import Path
 import typer
 
 from ecocompute.collector.archs import arch_names
+from ecocompute.collector.config import Destination, RunConfig
 from ecocompute.collector.display import make_view
 from ecocompute.collector.errors import GpuError
 from ecocompute.collector.precisions import parse_precisions
-from ecocompute.collector.run import Destination, Environment, Result, RunConfig, collect
+from ecocompute.collector.run import Environment, Result, collect
 from ecocompute.console import out
 from ecocompute.schema.models import Precision, Stack
 

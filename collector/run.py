@@ -8,233 +8,35 @@ every window, and writes the signed submission to ``<out>/<login>/<gpu>/<id>.jso
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
-import shutil
-import subprocess
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from ecocompute import __version__
 from ecocompute.collector import fingerprint
-from ecocompute.collector.archs import load_arch
+from ecocompute.collector.backend import Backend, LoadedRunner, cuda_device_for, hf_backend
 from ecocompute.collector.clock import Clock, SystemClock
+from ecocompute.collector.config import Destination, RunConfig
 from ecocompute.collector.corpus import corpus
 from ecocompute.collector.display import SilentView, View
-from ecocompute.collector.engine import Engine, EngineConfig, Runner, describe_error, other_processes
+from ecocompute.collector.engine import Engine, describe_error, other_processes
 from ecocompute.collector.errors import GpuBusyError, RunStateError
 from ecocompute.collector.gpu import GpuInfo, GpuMonitor
 from ecocompute.collector.precisions import SPECS
 from ecocompute.collector.sampler import PowerSampler
 from ecocompute.collector.state import MeasurementState, RunState, StateStore, default_state_dir, new_submission_id
-from ecocompute.schema.errors import EcocomputeError, UsageError
+from ecocompute.collector.submission import build_submission
+from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_submission
-from ecocompute.schema.models import (
-    GITHUB_LOGIN_PATTERN,
-    SCHEMA_VERSION,
-    CollectorInfo,
-    Contributor,
-    Idle,
-    Measurement,
-    Method,
-    Payload,
-    Precision,
-    Quality,
-    Stack,
-    Submission,
-    Workload,
-)
+from ecocompute.schema.models import Precision, Quality, Stack, Submission
 from ecocompute.schema.paths import submission_relpath
 from ecocompute.schema.signing import sign_submission
 
-Order = Literal["auto", "interleaved", "blocked"]
-TEST_RUN_NOTE = "TEST RUN on {device}: the model did not run on the measured GPU; not a measurement."
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """What to measure and how; everything here names the run's state file (see :meth:`identity`)."""
-
-    precisions: tuple[Precision, ...]
-    arch: str | None = None
-    model: str | None = None
-    batch_size: int = 1
-    prompt_tokens: int = 128
-    new_tokens: int = 256
-    window_s: float = 10.0
-    warmup_windows: int = 1
-    min_windows: int = 5
-    max_windows: int = 30
-    target_ci_pct: float = 0.5
-    stack: Stack = Stack.EAGER
-    order: Order = "auto"
-    cooldown_s: float = 30.0
-    idle_s: float = 10.0
-    seed: int = 0
-    device_index: int = 0
-    allow_shared: bool = False
-    perplexity: bool = False
-    torch_device: str | None = None
-
-    def check(self) -> None:
-        """Raise UsageError on settings that cannot make a valid submission."""
-        problems = []
-        if (self.arch is None) == (self.model is None):
-            problems.append("pass exactly one of --arch NAME or --model HF_ID_OR_PATH")
-        for name in ("batch_size", "prompt_tokens", "new_tokens", "min_windows", "max_windows"):
-            if getattr(self, name) < 1:
-                problems.append(f"--{name.replace('_', '-')} must be at least 1")
-        for name in ("window_s", "idle_s", "target_ci_pct"):
-            if not getattr(self, name) > 0:
-                problems.append(f"--{name.replace('_', '-')} must be positive")
-        if self.warmup_windows < 0 or self.cooldown_s < 0:
-            problems.append("--warmup-windows and --cooldown-s cannot be negative")
-        if self.min_windows > self.max_windows:
-            problems.append(f"--min-windows {self.min_windows} is above --max-windows {self.max_windows}")
-        if self.arch is not None:
-            load_arch(self.arch)  # ModelError listing the shipped architectures
-        if self.perplexity and self.arch is not None:
-            problems.append("--perplexity needs pretrained weights (--model): random-init weights have none to test")
-        if problems:
-            raise UsageError("; ".join(problems))
-
-    def identity(self) -> dict[str, Any]:
-        """The settings as JSON values (the state file's key is their hash)."""
-        values = asdict(self)
-        values["precisions"] = [p.value for p in self.precisions]
-        values["stack"] = self.stack.value
-        return values
-
-    def engine_config(self) -> EngineConfig:
-        """The engine's share of the settings."""
-        return EngineConfig(
-            window_s=self.window_s, warmup_windows=self.warmup_windows, min_windows=self.min_windows,
-            max_windows=self.max_windows, target_ci_pct=self.target_ci_pct, seed=self.seed,
-        )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Destination:
-    """Who signs, and where the submission, the state file and random-init weights go."""
-
-    signer: str
-    key: Path | None = None
-    out_dir: Path = Path("submissions")
-    state_dir: Path | None = None
-    weights_cache: Path | None = None
-    resume: bool = False
-
-    def check(self) -> None:
-        """Fail now, not after an hour of measuring, on a bad login or key."""
-        if not re.fullmatch(GITHUB_LOGIN_PATTERN, self.signer):
-            raise UsageError(f"--signer {self.signer!r} is not a GitHub login")
-        if self.key is not None:
-            if not self.key.is_file():
-                raise UsageError(f"SSH key {self.key} does not exist: pass your private key, e.g. ~/.ssh/id_ed25519")
-            if shutil.which("ssh-keygen") is None:
-                raise UsageError("ssh-keygen is not installed: install OpenSSH, or drop --key and sign later")
-
-
-class LoadedRunner(Runner, Protocol):
-    """A runner as a backend returns it: also its quantization config, memory and attention kernel."""
-
-    @property
-    def quantization(self) -> dict[str, Any] | None:
-        """The full bitsandbytes config, or None."""
-        ...
-
-    @property
-    def memory_mib(self) -> float:
-        """Memory footprint of the model."""
-        ...
-
-    @property
-    def attn_implementation(self) -> str | None:
-        """The attention implementation in use."""
-        ...
-
-    @property
-    def compiled(self) -> bool:
-        """Whether generate has compiled the model's forward (compiled stack, CUDA, a compilable quantizer)."""
-        ...
-
-
-class ModelInfo(Protocol):
-    """Identity and size of the model (``hf.ModelSource``)."""
-
-    @property
-    def model_id(self) -> str:
-        """Hugging Face id, local path or ``random-init/<arch>``."""
-        ...
-
-    @property
-    def revision(self) -> str | None:
-        """The checkpoint's commit, when known."""
-        ...
-
-    @property
-    def weights(self) -> Literal["pretrained", "random-init"]:
-        """Where the weights come from."""
-        ...
-
-    @property
-    def architecture(self) -> str:
-        """Shipped architecture name, or the model's."""
-        ...
-
-    @property
-    def params_total(self) -> int:
-        """Parameters of the unquantized model."""
-        ...
-
-
-class Backend(Protocol):
-    """Loads one model at each precision (``hf.HfBackend``)."""
-
-    @property
-    def source(self) -> ModelInfo:
-        """The model."""
-        ...
-
-    @property
-    def prompt_sha256(self) -> str:
-        """Hash of the prompt token ids."""
-        ...
-
-    def load(self, precision: Precision) -> LoadedRunner:
-        """Load ``precision``; raises on any failure."""
-        ...
-
-    def fits_together(self, precisions: list[Precision]) -> bool:
-        """Whether these precisions fit in GPU memory at once."""
-        ...
-
-    def perplexity(self, runner: Any, text: str) -> tuple[float, int]:
-        """(perplexity, tokens predicted) of ``text``."""
-        ...
-
-
-def hf_backend(config: RunConfig, dest: Destination, device: str) -> Backend:
-    """The transformers backend (imports torch)."""
-    from ecocompute.collector import hf
-
-    if config.arch is not None:
-        source = hf.random_init_source(load_arch(config.arch), config.seed, dest.weights_cache, device)
-    else:
-        assert config.model is not None  # noqa: S101 - RunConfig.check
-        source = hf.pretrained_source(config.model)
-    return hf.HfBackend(source, device=device, batch_size=config.batch_size, prompt_tokens=config.prompt_tokens,
-                        new_tokens=config.new_tokens, stack=config.stack, seed=config.seed)  # fmt: skip
-
-
-def cuda_device_for(gpu: GpuMonitor) -> str:
-    """The torch device of the NVML GPU (imports torch)."""
-    from ecocompute.collector.hf import cuda_device
-
-    return cuda_device(gpu.uuid(), gpu.index)
+__all__ = [
+    "Backend", "Destination", "Environment", "Result", "RunConfig", "RunInterruptedError", "Session", "collect",
+    "hf_backend",
+]  # fmt: skip
 
 
 def _open_nvml(index: int) -> GpuMonitor:
@@ -474,75 +276,3 @@ def _needs_work(m: MeasurementState, perplexity: bool) -> bool:
     if not m.finished:
         return True
     return perplexity and m.error is None and m.quality is None
-
-
-def git_sha() -> str | None:
-    """The commit of the ecocompute source tree, when it runs from a git checkout."""
-    git = shutil.which("git")
-    if git is None:
-        return None
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        proc = subprocess.run(  # noqa: S603 - fixed program and arguments
-            [git, "-C", str(Path(__file__).resolve().parent), "rev-parse", "HEAD"],
-            capture_output=True, text=True, timeout=5, check=False,
-        )  # fmt: skip
-        sha = proc.stdout.strip()
-        if proc.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", sha):
-            return sha
-    return None
-
-
-def build_submission(config: RunConfig, dest: Destination, env: Environment, session: Session,
-                     info: GpuInfo) -> Submission:  # fmt: skip
-    """The unsigned submission of a finished run."""
-    state, backend = session.state, session.backend
-    source = backend.source
-    test_run = not session.device.startswith("cuda")
-    notes = ([TEST_RUN_NOTE.format(device=session.device)] if test_run else []) + session.notes
-    if session.compiled:
-        done = [p.value for p, c in session.compiled.items() if c]
-        skipped = [p.value for p, c in session.compiled.items() if not c]
-        notes.append(f"compiled stack: torch.compile used for {', '.join(done) or 'none'}"
-                     + (f"; not for {', '.join(skipped)}" if skipped else "") + ".")  # fmt: skip
-    if state.sessions > 1:
-        notes.append(f"measured in {state.sessions} sessions (resumed with --resume)")
-    payload = Payload(
-        submission_id=state.submission_id,
-        created_at=env.clock.utc_now(),
-        contributor=Contributor(github=dest.signer),
-        collector=CollectorInfo(version=__version__, git_sha=git_sha()),
-        hardware=fingerprint.hardware(info),
-        software=env.software(info.nvml_version),
-        workload=Workload(
-            model_id=source.model_id, model_revision=source.revision, weights=source.weights,
-            architecture=source.architecture, params_total=source.params_total, batch_size=config.batch_size,
-            prompt_tokens=config.prompt_tokens, new_tokens=config.new_tokens, decoding="greedy",
-            prompt_sha256=backend.prompt_sha256, stack=config.stack,
-            attn_implementation=session.attn_implementation,
-        ),
-        method=Method(
-            energy_source="nvml_total_energy_counter", power_sampling_hz=round(1.0 / session.sampler.period_s, 6),
-            window_min_s=config.window_s, warmup_windows=config.warmup_windows, min_windows=config.min_windows,
-            max_windows=config.max_windows, target_ci_pct=config.target_ci_pct,
-            order="interleaved" if state.order == "interleaved" else "blocked",
-            random_delay_max_s=session.engine.config.random_delay_max_s,
-            cooldown_s=config.cooldown_s if state.order == "blocked" else 0.0,
-            allow_shared=config.allow_shared, seed=config.seed,
-        ),
-        idle=Idle(
-            power_w_before=state.idle_power_w_before or 0.0,
-            power_w_after=session.idle_power_w_after or 0.0,
-            duration_s=config.idle_s,
-        ),
-        measurements=[_measurement(m) for m in state.measurements.values()],
-        notes=" ".join(notes)[:4000] or None,
-        example=test_run,
-    )  # fmt: skip
-    return Submission(schema_version=SCHEMA_VERSION, payload=payload)
-
-
-def _measurement(m: MeasurementState) -> Measurement:
-    return Measurement(
-        precision=m.precision, quantization=m.quantization, windows=m.windows, warmup=m.warmup,
-        quality=m.quality, error=m.error, memory_allocated_mib=m.memory_allocated_mib,
-    )  # fmt: skip

@@ -1,0 +1,100 @@
+"""The settings of a run: what to measure (:class:`RunConfig`) and where results go (:class:`Destination`)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ecocompute.collector.archs import load_arch
+from ecocompute.collector.engine import EngineConfig
+from ecocompute.schema.errors import UsageError
+from ecocompute.schema.models import GITHUB_LOGIN_PATTERN, Precision, Stack
+
+Order = Literal["auto", "interleaved", "blocked"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What to measure and how; everything here names the run's state file (see :meth:`identity`)."""
+
+    precisions: tuple[Precision, ...]
+    arch: str | None = None
+    model: str | None = None
+    batch_size: int = 1
+    prompt_tokens: int = 128
+    new_tokens: int = 256
+    window_s: float = 10.0
+    warmup_windows: int = 1
+    min_windows: int = 5
+    max_windows: int = 30
+    target_ci_pct: float = 0.5
+    stack: Stack = Stack.EAGER
+    order: Order = "auto"
+    cooldown_s: float = 30.0
+    idle_s: float = 10.0
+    seed: int = 0
+    device_index: int = 0
+    allow_shared: bool = False
+    perplexity: bool = False
+    torch_device: str | None = None
+
+    def check(self) -> None:
+        """Raise UsageError on settings that cannot make a valid submission."""
+        problems = []
+        if (self.arch is None) == (self.model is None):
+            problems.append("pass exactly one of --arch NAME or --model HF_ID_OR_PATH")
+        for name in ("batch_size", "prompt_tokens", "new_tokens", "min_windows", "max_windows"):
+            if getattr(self, name) < 1:
+                problems.append(f"--{name.replace('_', '-')} must be at least 1")
+        for name in ("window_s", "idle_s", "target_ci_pct"):
+            if not getattr(self, name) > 0:
+                problems.append(f"--{name.replace('_', '-')} must be positive")
+        if self.warmup_windows < 0 or self.cooldown_s < 0:
+            problems.append("--warmup-windows and --cooldown-s cannot be negative")
+        if self.min_windows > self.max_windows:
+            problems.append(f"--min-windows {self.min_windows} is above --max-windows {self.max_windows}")
+        if self.arch is not None:
+            load_arch(self.arch)  # ModelError listing the shipped architectures
+        if self.perplexity and self.arch is not None:
+            problems.append("--perplexity needs pretrained weights (--model): random-init weights have none to test")
+        if problems:
+            raise UsageError("; ".join(problems))
+
+    def identity(self) -> dict[str, Any]:
+        """The settings as JSON values (the state file's key is their hash)."""
+        values = asdict(self)
+        values["precisions"] = [p.value for p in self.precisions]
+        values["stack"] = self.stack.value
+        return values
+
+    def engine_config(self) -> EngineConfig:
+        """The engine's share of the settings."""
+        return EngineConfig(
+            window_s=self.window_s, warmup_windows=self.warmup_windows, min_windows=self.min_windows,
+            max_windows=self.max_windows, target_ci_pct=self.target_ci_pct, seed=self.seed,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Who signs, and where the submission, the state file and random-init weights go."""
+
+    signer: str
+    key: Path | None = None
+    out_dir: Path = Path("submissions")
+    state_dir: Path | None = None
+    weights_cache: Path | None = None
+    resume: bool = False
+
+    def check(self) -> None:
+        """Fail now, not after an hour of measuring, on a bad login or key."""
+        if not re.fullmatch(GITHUB_LOGIN_PATTERN, self.signer):
+            raise UsageError(f"--signer {self.signer!r} is not a GitHub login")
+        if self.key is not None:
+            if not self.key.is_file():
+                raise UsageError(f"SSH key {self.key} does not exist: pass your private key, e.g. ~/.ssh/id_ed25519")
+            if shutil.which("ssh-keygen") is None:
+                raise UsageError("ssh-keygen is not installed: install OpenSSH, or drop --key and sign later")
