@@ -1,6 +1,7 @@
 """Recorded NVML traces: what a GPU's counters said, every 20 ms, while it worked and then idled.
 
-``ecocompute record-trace`` (or ``python -m ecocompute.collector.trace``) records one on a real GPU:
+``ecocompute record-trace`` (or ``python -m ecocompute.collector record-trace``, or
+``python -m ecocompute.collector.trace``) records one on a real GPU:
 idle, then an fp16 matmul loop, then idle again. Traces are test data: the replay monitor
 (:mod:`ecocompute.collector.replay`) plays them back through the engine. NVML's own units are kept
 (mJ, mW), as a recording of NVML should; the replay converts them like :mod:`~ecocompute.collector.nvml`.
@@ -229,6 +230,11 @@ def counter_vs_integral_pct(trace: Trace, start_s: float, end_s: float, column: 
 if __name__ == "__main__":  # python -m ecocompute.collector.trace --seconds 20 --out trace.json
     import sys
 
-    from ecocompute.cli import main
+    import typer
 
-    sys.exit(main(["record-trace", *sys.argv[1:]]))
+    from ecocompute.collector.cli import record_trace_command
+    from ecocompute.runner import main_for
+
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    app.command()(record_trace_command)
+    sys.exit(main_for(app, prog_name="python -m ecocompute.collector.trace"))
