@@ -88,7 +88,9 @@ def collect_command(
         "--weights-cache",
         help="Where random-init weights are saved (default: /dev/shm/ecocompute if it has room).",
     ),
-    resume: bool = typer.Option(False, "--resume", help="Continue the unfinished run with the same settings."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the unfinished run with the same settings (or start one if there is none)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
     torch_device: str | None = typer.Option(
         None,

@@ -112,10 +112,7 @@ def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: boo
     )
     saved = store.load(fresh.key)
     if saved is None and resume:
-        raise RunStateError(
-            f"nothing to resume: no unfinished run with these settings in {store.directory}; "
-            "run without --resume to start one"
-        )
+        env.view.note(f"no unfinished run with these settings in {store.directory}: starting a new one")
     done = 0 if saved is None else sum(len(m.windows) for m in saved.measurements.values())
     if saved is not None and not resume and done > 0:
         raise RunStateError(

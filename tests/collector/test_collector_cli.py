@@ -87,7 +87,6 @@ def test_gpu_problems_are_one_red_line(nvml: FakePynvml, base: list[str], capsys
         (["--precisions", "fp16,fp8"], "unknown precision 'fp8': choose from fp16, bf16, int8, int8-t0, nf4, nf4-dq"),
         (["--arch", "gpt-9"], "unknown architecture 'gpt-9': choose one of"),
         (["--perplexity"], "--perplexity needs pretrained weights"),
-        (["--resume"], "nothing to resume"),
     ],
 )
 def test_usage_problems_are_one_red_line(nvml: FakePynvml, base: list[str], capsys: pytest.CaptureFixture[str],

@@ -222,9 +222,13 @@ def test_a_kill_loses_at_most_the_window_in_flight_and_resume_keeps_the_id(world
     assert validator_errors(result, world) == []
 
 
-def test_resume_without_a_saved_run_says_so(world: World) -> None:
-    with pytest.raises(RunStateError, match="nothing to resume"):
-        world.run(dest=world.dest(resume=True))
+def test_resume_without_a_saved_run_starts_one(world: World) -> None:
+    notes: list[str] = []
+    view = Counter()
+    view.note = notes.append  # type: ignore[method-assign]
+    result = world.run(replace(world.config, precisions=(FP16,)), world.dest(resume=True), view=view)
+    assert notes[0].startswith("no unfinished run with these settings in ") and "starting a new one" in notes[0]
+    assert result.submission.payload.notes is not None and "sessions" not in result.submission.payload.notes
 
 
 def test_out_of_memory_is_recorded_and_the_other_precisions_go_on(world: World) -> None:
