@@ -192,8 +192,7 @@ def _build_random_init(config: Any, seed: int, directory: Path, device: str) -> 
         model.save_pretrained(partial)
         del model
         (partial / COMPLETE_MARKER).write_text("ok\n", encoding="utf-8")
-        shutil.rmtree(directory, ignore_errors=True)
-        partial.rename(directory)
+        _move_into_place(partial, directory)
     except OSError as exc:
         shutil.rmtree(partial, ignore_errors=True)
         raise ModelError(
@@ -202,6 +201,22 @@ def _build_random_init(config: Any, seed: int, directory: Path, device: str) -> 
         ) from None
     finally:
         _free_memory()
+
+
+def _move_into_place(partial: Path, directory: Path) -> None:
+    """Rename ``partial`` to ``directory``, or keep the folder another process finished first.
+
+    Same architecture and seed give the same weights, and a process may be loading from that folder.
+    """
+    try:
+        partial.rename(directory)
+        return
+    except OSError:
+        if (directory / COMPLETE_MARKER).exists():
+            shutil.rmtree(partial, ignore_errors=True)
+            return
+    shutil.rmtree(directory, ignore_errors=True)  # an incomplete folder left by a killed build
+    partial.rename(directory)
 
 
 def pretrained_source(model_id: str) -> ModelSource:

@@ -201,3 +201,18 @@ def test_random_init_weights_are_the_same_when_rebuilt(tiny_source: hf.ModelSour
         hashlib.sha256((Path(s.path) / "model.safetensors").read_bytes()).hexdigest() for s in (tiny_source, again)
     ]
     assert digests[0] == digests[1]
+
+
+def test_a_build_finished_elsewhere_first_is_kept(tmp_path: Path) -> None:
+    theirs, ours = tmp_path / "model", tmp_path / "model.partial-1"
+    for folder, text in ((theirs, "theirs"), (ours, "ours")):
+        folder.mkdir()
+        (folder / hf.COMPLETE_MARKER).write_text(text)
+    hf._move_into_place(ours, theirs)
+    assert (theirs / hf.COMPLETE_MARKER).read_text() == "theirs" and not ours.exists()
+    (theirs / hf.COMPLETE_MARKER).unlink()  # now an incomplete leftover of a killed build
+    (theirs / "junk").write_text("x")
+    ours.mkdir()
+    (ours / hf.COMPLETE_MARKER).write_text("ours")
+    hf._move_into_place(ours, theirs)
+    assert (theirs / hf.COMPLETE_MARKER).read_text() == "ours" and not (theirs / "junk").exists()
