@@ -10,10 +10,10 @@ while IFS= read -r line; do
   n=$((n + 1))
   [ -z "$line" ] && continue
   case "$line" in \#*) continue ;; esac
-  grep -qxF "$line" "$queue.done" && continue
+  grep -qxF -- "$line" "$queue.done" && continue
   echo "[$(date -u +%FT%TZ)] gpu $gpu job $n: $line"
   # shellcheck disable=SC2086
-  python3 -m ecocompute.collector collect $line --device-index "$gpu" --out /tmp/eco/out --state-dir /tmp/eco/state --resume --quiet \
+  python3 -m ecocompute.collector collect $line --device-index "$gpu" --out /tmp/eco/out --state-dir /tmp/eco/state --quiet \
     > "/tmp/eco/logs/gpu$gpu-job$n.log" 2>&1
   rc=$?
   echo "[$(date -u +%FT%TZ)] gpu $gpu job $n exited $rc"
