@@ -25,6 +25,8 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m ecocompute show tests/data/example/submission.json --allowed-signers tests/data/example/allowed_signers
+	$(BIN)/python -m ecocompute validate --allowed-signers submissions/allowed_signers
+	$(BIN)/python -m ecocompute publish demo --out demo-out
 
 lint: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash scripts/lint.sh

@@ -58,6 +58,19 @@ def main(out_dir: Path, submissions: Path = SUBMISSIONS, examples: Path = EXAMPL
     with tempfile.TemporaryDirectory(prefix="ecocompute-demo-cache-") as cache:
         measurements = load_like_a_researcher(out_dir, "measurements", Path(cache))
         windows = load_like_a_researcher(out_dir, "windows", Path(cache))
-    out.print(jpt_rich_table(jpt_frame(measurements)))
-    out.print(crossover_rich_table(crossover_frame(measurements, windows)))
+        loaded_subs = load_like_a_researcher(out_dir, "submissions", Path(cache))
+    examples_ids = loaded_subs.filter(pl.col("is_example"))["submission_id"]
+    for is_example, heading in ((False, "MEASURED submissions"), (True, EXAMPLE_HEADING)):
+        keep = pl.col("submission_id").is_in(examples_ids.implode())
+        part_m = measurements.filter(keep if is_example else ~keep)
+        part_w = windows.filter(keep if is_example else ~keep)
+        out.rule(f"[bold]{heading}[/] ({part_m['submission_id'].n_unique()} submissions)")
+        if part_m.is_empty():
+            out.print("none yet: submissions/ holds no accepted measurement")
+            continue
+        out.print(jpt_rich_table(jpt_frame(part_m)))
+        out.print(crossover_rich_table(crossover_frame(part_m, part_w)))
     return result
+
+
+EXAMPLE_HEADING = "SYNTHETIC EXAMPLES, not measurements (is_example = true; they show the pipeline, not a GPU)"
