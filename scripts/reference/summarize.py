@@ -1,0 +1,125 @@
+"""Summarise the project's H200 reference runs from their committed windows, as markdown for docs/method.md.
+
+Every figure comes from ``ecocompute.schema.derive.derive`` and ``ecocompute.analysis.change_vs_baseline`` on the
+committed files; nothing is typed in by hand. ``python scripts/reference/summarize.py`` prints the tables;
+``--check docs/method.md`` fails if the block between the markers in that file differs (a test runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from ecocompute.analysis import change_vs_baseline
+from ecocompute.schema.derive import derive
+from ecocompute.schema.io import load_submission
+from ecocompute.schema.models import Window
+from ecocompute.schema.tables import measurement_rows, measurements_frame
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = ROOT / "runs" / "ecocompute-reference"
+BEGIN, END = "<!-- BEGIN reference-runs (scripts/reference/summarize.py) -->", "<!-- END reference-runs -->"
+HEADER = (
+    "| precision | windows | J/token | 95% CI | CV % | dynamic CV % | tokens/s | GPU util % | static % "
+    "| counter vs integral, max % | change vs fp16 (95% CI) |\n"
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+)
+
+
+def _row(precision: str, windows: list[Window], idle_w: float, change: str) -> str:
+    d = derive(windows, idle_w)
+    util = sum(w.gpu_util_pct_mean or 0.0 for w in windows) / len(windows)
+    ci = "n/a" if d.ci95_pct is None else f"±{d.ci95_pct:.1f}%"
+    static = 100 * d.static_j_per_token_mean / d.j_per_token_mean
+    return (
+        f"| {precision} | {d.n_windows} | {d.j_per_token_mean:.3f} | {ci} | {d.cv_pct:.2f} | {d.dynamic_cv_pct:.2f} "
+        f"| {d.tokens_per_s:.1f} | {util:.0f} | {static:.0f} | {d.integral_diff_pct_max:.2f} | {change} |"
+    )
+
+
+def _changes(frame: pl.DataFrame) -> dict[str, str]:
+    changes = change_vs_baseline(frame)
+    return {
+        r["precision"]: f"{r['change_pct']:+.1f}% ({r['ci95_low_pct']:+.1f} .. {r['ci95_high_pct']:+.1f})"
+        for r in changes.iter_rows(named=True)
+    }
+
+
+def submission_section(path: Path) -> str:
+    """A table for one signed reference submission."""
+    sub = load_submission(path)
+    p = sub.payload
+    changes = _changes(measurements_frame(measurement_rows(sub)))
+    lines = [
+        f"#### {p.workload.architecture} · {p.workload.stack.value} · batch {p.workload.batch_size} · "
+        f"`{path.relative_to(ROOT)}`",
+        "",
+        f"Idle {p.idle.power_w_before:.1f} W before, {p.idle.power_w_after:.1f} W after; "
+        f"{p.workload.prompt_tokens} prompt + {p.workload.new_tokens} new tokens; order {p.method.order}; "
+        f"windows of at least {p.method.window_min_s:g} s.",
+        "",
+        HEADER,
+    ]
+    for m in p.measurements:
+        lines.append(_row(m.precision.value, m.windows, p.idle.power_w, changes.get(m.precision.value, "baseline")))
+    return "\n".join(lines)
+
+
+def checkpoint_section(path: Path) -> str:
+    """A table for one unfinished run's checkpoint (idle power after was never measured: before only)."""
+    state = json.loads(path.read_text(encoding="utf-8"))
+    config, idle_w = state["config"], float(state["idle_power_w_before"])
+    lines = [
+        f"#### {config['arch']} · {config['stack']} · batch {config['batch_size']} · unfinished · "
+        f"`{path.relative_to(ROOT)}`",
+        "",
+        f"Stopped by the end of the machine's lease; idle {idle_w:.1f} W before (none after), so the static part "
+        "uses the idle power before only. Not a submission: kept as the raw record it is.",
+        "",
+        HEADER,
+    ]
+    rows = []
+    for m in state["measurements"]:
+        windows = [Window.model_validate(w) for w in m["windows"]]
+        if windows:
+            rows.append((m["precision"], windows))
+    base = next((w for p, w in rows if p == "fp16"), None)
+    for precision, windows in rows:
+        change = "baseline"
+        if base is not None and precision != "fp16":
+            ratio = derive(windows, idle_w).j_per_token_mean / derive(base, idle_w).j_per_token_mean
+            change = f"{100 * (ratio - 1):+.1f}% (no CI: unfinished)"
+        lines.append(_row(precision, windows, idle_w, change))
+    return "\n".join(lines)
+
+
+def render() -> str:
+    """The whole markdown block, between its markers."""
+    parts = [submission_section(p) for p in sorted((RUNS / "nvidia-h200").glob("*.json"))]
+    parts += [checkpoint_section(p) for p in sorted((RUNS / "checkpoints").glob("*.json"))]
+    return BEGIN + "\n\n" + "\n\n".join(parts) + "\n\n" + END
+
+
+def main() -> int:
+    """Print the block, or check that a file holds it."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", type=Path, help="fail if this file's block differs from the committed windows")
+    args = parser.parse_args()
+    block = render()
+    if args.check is None:
+        sys.stdout.write(block + "\n")
+        return 0
+    text = args.check.read_text(encoding="utf-8")
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < 0 or text[start : end + len(END)] != block:
+        sys.stderr.write(f"{args.check}: the reference-runs block is out of date; paste this script's output\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
