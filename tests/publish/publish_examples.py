@@ -112,6 +112,9 @@ def example_window(index: int, start: datetime, jpt: float, rng: random.Random, 
     }
 
 
+EXAMPLE_GPU = "Synthetic example GPU"
+
+
 def example_document(spec: Spec, seed: int, *, login: str = LOGIN, n_windows: int = 8, cv: float = 0.004,
                      created: datetime | None = None) -> dict[str, Any]:  # fmt: skip
     """A complete, unsigned example document for ``spec`` (windows drawn from a seeded RNG)."""
@@ -134,6 +137,7 @@ def example_document(spec: Spec, seed: int, *, login: str = LOGIN, n_windows: in
         measurement["warmup"] = [example_window(0, start - timedelta(seconds=1200 - 120 * p), jpt * 1.02, rng, cv,
                                                 batch=spec.batch, power_w=power)]  # fmt: skip
     document["payload"]["workload"]["prompt_sha256"] = hashlib.sha256(b"example prompt").hexdigest()
+    document["payload"]["hardware"]["gpu_name"] = EXAMPLE_GPU  # never mistaken for a measured card
     return document
 
 

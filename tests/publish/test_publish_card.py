@@ -86,11 +86,11 @@ def test_every_table_column_has_a_documented_basis() -> None:
 
 
 def test_card_tables_crossover_and_figures(card: str, example_build: BuildResult) -> None:
-    assert "### NVIDIA H200 · eager stack · batch 1 · random-init weights" in card
+    assert "### Synthetic example GPU · eager stack · batch 1 · random-init weights" in card
     assert re.search(r"\| Qwen2\.5-7B \| 7\.62B \| \d\.\d{4} ±\d\.\d\d% \|", card)
     crossover = card.split("## Crossover", 1)[1].split("## Figures", 1)[0]
     assert re.search(
-        r"\| NVIDIA H200 \| eager \| 1 \| nf4 \| random-init \| 494M-14\.8B \(6\) \| 4\.\d\dB \| 4\.\d\dB-4\.\d\dB \|",
+        r"\| Synthetic example GPU \| eager \| 1 \| nf4 \| random-init \| 494M-14\.8B \(6\) \| 4\.\d\dB \| 4\.\d\dB-4\.\d\dB \|",
         crossover,
     )
     assert "no crossover between 494M and 14.8B: int8 costs more" in crossover
