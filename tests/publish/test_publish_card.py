@@ -90,7 +90,8 @@ def test_card_tables_crossover_and_figures(card: str, example_build: BuildResult
     assert re.search(r"\| Qwen2\.5-7B \| 7\.62B \| \d\.\d{4} ±\d\.\d\d% \|", card)
     crossover = card.split("## Crossover", 1)[1].split("## Figures", 1)[0]
     assert re.search(
-        r"\| Synthetic example GPU \| eager \| 1 \| nf4 \| random-init \| 494M-14\.8B \(6\) \| 4\.\d\dB \| 4\.\d\dB-4\.\d\dB \|",
+        r"\| Synthetic example GPU \| eager \| 1 \| nf4 \| random-init \| 494M-14\.8B \(6\) "
+        r"\| 4\.\d\dB \| 4\.\d\dB-4\.\d\dB \|",
         crossover,
     )
     assert "no crossover between 494M and 14.8B: int8 costs more" in crossover
