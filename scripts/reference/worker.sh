@@ -13,7 +13,7 @@ while IFS= read -r line; do
   grep -qxF -- "$line" "$queue.done" && continue
   echo "[$(date -u +%FT%TZ)] gpu $gpu job $n: $line"
   # shellcheck disable=SC2086
-  python3 -m ecocompute.collector collect $line --device-index "$gpu" --out /tmp/eco/out --state-dir /tmp/eco/state --quiet \
+  python3 -m ecocompute.collector collect $line --device-index "$gpu" --out /tmp/eco/out --state-dir /tmp/eco/state --resume --quiet \
     > "/tmp/eco/logs/gpu$gpu-job$n.log" 2>&1
   rc=$?
   echo "[$(date -u +%FT%TZ)] gpu $gpu job $n exited $rc"
