@@ -246,13 +246,27 @@ def cuda_device(uuid: str, nvml_index: int) -> str:
         raise NoGpuError("torch sees no CUDA device: install a CUDA build of torch and check CUDA_VISIBLE_DEVICES")
     want = uuid.lower().removeprefix("gpu-")
     count = torch.cuda.device_count()
-    for i in range(count):
-        found = getattr(torch.cuda.get_device_properties(i), "uuid", None)
+    uuids = [getattr(torch.cuda.get_device_properties(i), "uuid", None) for i in range(count)]
+    for i, found in enumerate(uuids):
         if found is not None and str(found).lower().removeprefix("gpu-") == want:
             return f"cuda:{i}"
-    if count == 1 or nvml_index < count:
+    # Only a torch that exposes no UUID at all may fall back on numbering; otherwise the model would run on one
+    # GPU while NVML measures another.
+    if all(found is None for found in uuids) and (count == 1 or nvml_index < count):
         return f"cuda:{0 if count == 1 else nvml_index}"
-    raise NoGpuError(f"no CUDA device is NVML GPU {nvml_index}: check CUDA_VISIBLE_DEVICES")
+    raise NoGpuError(
+        f"NVML GPU {nvml_index} is not among the CUDA devices torch sees: pass the --device-index of the GPU "
+        "that CUDA_VISIBLE_DEVICES leaves visible"
+    )
+
+
+def _check_dtype(model: Any, precision: Precision, dtype: str) -> None:
+    """Refuse a model whose weights are not in the dtype its unquantized precision names.
+
+    An old transformers ignores ``dtype=`` and loads fp32, which would be labelled fp16.
+    """
+    if precision.is_baseline and str(model.dtype) != f"torch.{dtype}":
+        raise ModelError(f"{precision.value} model loaded as {model.dtype}: upgrade transformers (>= 4.56)")
 
 
 def _free_memory() -> None:
@@ -378,6 +392,7 @@ class HfBackend:
             local_files_only=self.source.local_files_only,
         )
         model.eval()
+        _check_dtype(model, precision, spec.dtype)
         return HfRunner(model, precision, self.device, self.prompt, self.new_tokens, self.stack)
 
     def fits_together(self, precisions: list[Precision]) -> bool:

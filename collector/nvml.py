@@ -32,6 +32,7 @@ _ERROR_LIBRARY_NOT_FOUND = 12
 _ERROR_FUNCTION_NOT_FOUND = 13
 _ERROR_GPU_IS_LOST = 15
 
+_GPU_IDLE_BIT = 0x1
 # nvmlClocksEventReason* bits (nvml.h), named as nvidia-smi names them.
 THROTTLE_REASON_BITS = {
     0x1: "gpu_idle",
@@ -68,8 +69,12 @@ _NO_GPU = "no NVIDIA GPU or driver found: NVML says {detail!r}; run on a machine
 
 
 def decode_throttle_reasons(mask: int) -> list[str]:
-    """Names of the bits set in an NVML clock event reasons mask; unknown bits as ``bit_0x...``."""
-    names = [name for bit, name in THROTTLE_REASON_BITS.items() if mask & bit]
+    """Names of the bits set in an NVML clock event reasons mask; unknown bits as ``bit_0x...``.
+
+    ``gpu_idle`` (0x1) is left out: an idle GPU between decode steps is not throttled, and host-bound decode keeps
+    the GPU idle most of the time.
+    """
+    names = [name for bit, name in THROTTLE_REASON_BITS.items() if mask & bit and bit != _GPU_IDLE_BIT]
     unknown = mask & ~sum(THROTTLE_REASON_BITS)
     bit = 1
     while unknown >= bit:

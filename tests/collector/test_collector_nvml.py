@@ -76,7 +76,7 @@ def test_other_readings(nvml: FakePynvml) -> None:
         assert gpu.temperature_c() == 41.0
         assert gpu.sm_clock_mhz() == 1980.0
         assert gpu.utilization_pct() == 21.0
-        assert gpu.throttle_reasons() == ["gpu_idle", "sw_power_cap"]
+        assert gpu.throttle_reasons() == ["sw_power_cap"]  # gpu_idle is not a throttle
         assert gpu.compute_processes() == [11, 12]
 
 
