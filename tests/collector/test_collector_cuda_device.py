@@ -35,3 +35,13 @@ def test_a_visible_gpu_that_nvml_does_not_measure_is_refused(monkeypatch: pytest
 def test_without_uuids_numbering_is_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hf, "_torch", lambda: fake_torch([None, None]))
     assert hf.cuda_device("GPU-aaaa", 1) == "cuda:1"
+
+
+def test_compiled_stack_needs_a_warmup_window() -> None:
+    from ecocompute.collector.config import RunConfig
+    from ecocompute.schema.errors import UsageError
+    from ecocompute.schema.models import Precision, Stack
+
+    config = RunConfig(precisions=(Precision.FP16,), arch="tiny-llama-test", stack=Stack.COMPILED, warmup_windows=0)
+    with pytest.raises(UsageError, match="--warmup-windows 1"):
+        config.check()
