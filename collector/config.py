@@ -55,7 +55,7 @@ class RunConfig:
         if self.warmup_windows < 0 or self.cooldown_s < 0:
             problems.append("--warmup-windows and --cooldown-s cannot be negative")
         if self.stack is Stack.COMPILED and self.warmup_windows < 1:
-            problems.append("--stack compiled needs --warmup-windows 1 or more: compiling must stay out of measured windows")
+            problems.append("--stack compiled needs --warmup-windows >= 1: compiling must stay out of measured windows")
         if self.min_windows > self.max_windows:
             problems.append(f"--min-windows {self.min_windows} is above --max-windows {self.max_windows}")
         if self.arch is not None:
