@@ -25,6 +25,15 @@ Positive = Annotated[float, Field(gt=0)]
 Text = Annotated[str, Field(min_length=1, max_length=512)]
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+Later = Field(default=None, exclude_if=_is_none)
+"""A field added after 1.0 was first published: left out of the written JSON when null, so files written
+before it existed still round-trip byte for byte (and their signatures still verify)."""
+
+
 class Precision(enum.StrEnum):
     """How a model's weights are held and multiplied."""
 
@@ -127,7 +136,13 @@ class Workload(_Model):
 
 
 class Method(_Model):
-    """How the energy was measured: the knobs a reader needs to judge the numbers."""
+    """How the energy was measured: the knobs a reader needs to judge the numbers.
+
+    ``idle_settle_s``: seconds waited after a synchronize before each idle reading. ``python_gc``: whether
+    Python's garbage collector was paused during measured windows (and run between them). ``cpu_affinity``:
+    the CPUs the generating process was pinned to (null: not pinned by the collector). ``nice``: the
+    generating process's niceness. Null in all four: not recorded (older collectors).
+    """
 
     energy_source: Literal["nvml_total_energy_counter"]
     power_sampling_hz: Positive
@@ -141,14 +156,24 @@ class Method(_Model):
     cooldown_s: NonNegative = 0.0
     allow_shared: bool = False
     seed: int | None = None
+    idle_settle_s: NonNegative | None = Later
+    python_gc: Literal["paused-in-windows", "running"] | None = Later
+    cpu_affinity: list[Annotated[int, Field(ge=0)]] | None = Later
+    nice: int | None = Later
 
 
 class Idle(_Model):
-    """GPU power with the model loaded and nothing running, before and after the windows."""
+    """GPU power with the model loaded and nothing running, before and after the windows.
+
+    ``model_loaded_before`` / ``model_loaded_after`` are false when no model could be loaded for that reading
+    (e.g. every precision failed), so the idle power is lower than with a model; null: not recorded.
+    """
 
     power_w_before: NonNegative
     power_w_after: NonNegative
     duration_s: Positive
+    model_loaded_before: bool | None = Later
+    model_loaded_after: bool | None = Later
 
     @property
     def power_w(self) -> float:
@@ -157,7 +182,14 @@ class Idle(_Model):
 
 
 class Window(_Model):
-    """One window of back-to-back ``generate`` calls: the raw unit of measurement."""
+    """One window of back-to-back ``generate`` calls: the raw unit of measurement.
+
+    ``process_cpu_s``: CPU time (user + system) of the generating process during the window.
+    ``host_steal_s``: steal time during the window averaged per host CPU (the sum over all CPUs of
+    /proc/stat divided by their number), so it compares with ``duration_s``. ``power_limit_w``: the GPU's
+    power limit read from NVML at the window's start. ``recompiles``: torch._dynamo frame compilations
+    (compiles and recompiles) during the window; anything above 0 means compiling fell inside it.
+    """
 
     index: Annotated[int, Field(ge=0)]
     started_at: AwareDatetime
@@ -176,6 +208,8 @@ class Window(_Model):
     power_samples: Annotated[int, Field(ge=0)] | None = None
     delay_s: NonNegative | None = None
     other_gpu_processes: Annotated[int, Field(ge=0)] | None = None
+    power_limit_w: Positive | None = Later
+    recompiles: Annotated[int, Field(ge=0)] | None = Later
 
 
 class Quality(_Model):
