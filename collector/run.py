@@ -146,6 +146,7 @@ class Session:
         self.store, self.state = store, state
         self.view = env.view
         self.idle_power_w_after: float | None = None
+        self.idle_model_loaded_after: bool | None = None
         self.attn_implementation: str | None = None
         self.notes: list[str] = []
         self.compiled: dict[Precision, bool] = {}
@@ -169,7 +170,7 @@ class Session:
         return [p for p, m in self.state.measurements.items() if _needs_work(m, self.config.perplexity)]
 
     def run(self) -> None:
-        """Measure every pending precision, then idle power after."""
+        """Measure every pending precision, then idle power after (always with a model loaded if one loads)."""
         pending = self.pending()
         if self.state.order is None:
             fits = self.config.order == "interleaved" or (
@@ -183,8 +184,8 @@ class Session:
                 self._interleaved(pending)
             else:
                 self._blocked(pending)
-            if self.idle_power_w_after is None:
-                self._idle("after")
+            if self.state.idle_power_w_before is None or self.idle_power_w_after is None:
+                self._idle_reloaded()
         finally:
             self.sampler.stop()
             self.view.stop()
@@ -192,12 +193,11 @@ class Session:
     def _interleaved(self, pending: list[Precision]) -> None:
         runners = {p: r for p in pending if (r := self._load(p)) is not None}
         try:
-            self._idle("before")
+            self._idle("before", runners)
             self.engine.run(dict(runners), self.state.measurements)
             self._note_compiled(runners)
             self._perplexity(runners)
-            if runners:
-                self._idle("after")
+            self._idle("after", self._alive(runners))
         finally:
             for runner in runners.values():
                 runner.close()
@@ -211,15 +211,40 @@ class Session:
             if runner is None:
                 continue
             try:
-                self._idle("before")
+                self._idle("before", {precision: runner})
                 self.engine.run({precision: runner}, self.state.measurements)
                 self._note_compiled({precision: runner})
                 self._perplexity({precision: runner})
                 if i == len(pending) - 1:
-                    self._idle("after")
+                    self._idle("after", self._alive({precision: runner}))
             finally:
                 runner.close()
-        self._idle("before")  # only when no precision loaded at all
+
+    def _alive(self, runners: dict[Precision, LoadedRunner]) -> dict[Precision, LoadedRunner]:
+        """The runners that did not fail (a failed runner is closed: its model is gone)."""
+        return {p: r for p, r in runners.items() if self.state.measurements[p].error is None}
+
+    def _idle_reloaded(self) -> None:
+        """Idle power still missing (all windows done in an earlier session, the last precision failed, ...).
+
+        Reload what the windows ran with (all good precisions when interleaved, the last good one when
+        blocked); when none loads, measure without a model and record ``model_loaded_*: false``.
+        """
+        good = [p for p, m in self.state.measurements.items() if m.error is None]
+        wanted = good if self.state.order == "interleaved" else good[-1:]
+        runners: dict[Precision, LoadedRunner] = {}
+        try:
+            for precision in wanted:
+                self.view.note(f"loading {precision.value} to measure idle power with a model loaded")
+                try:
+                    runners[precision] = self.backend.load(precision)
+                except Exception as exc:  # the measurement stands; the idle reading says it had no model
+                    self.notes.append(f"reloading {precision.value} for idle power failed: {describe_error(exc)}")
+            self._idle("before", runners, force=True)
+            self._idle("after", runners, force=True)
+        finally:
+            for runner in runners.values():
+                runner.close()
 
     def _load(self, precision: Precision) -> LoadedRunner | None:
         m = self.state.measurements[precision]
@@ -236,16 +261,24 @@ class Session:
         self.attn_implementation = self.attn_implementation or runner.attn_implementation
         return runner
 
-    def _idle(self, when: Literal["before", "after"]) -> None:
-        if when == "before" and self.state.idle_power_w_before is not None:
+    def _idle(self, when: Literal["before", "after"], runners: dict[Precision, LoadedRunner],
+              force: bool = False) -> None:  # fmt: skip
+        """Idle power with ``runners`` loaded; without any, only when ``force`` (the last resort)."""
+        done = self.state.idle_power_w_before if when == "before" else self.idle_power_w_after
+        if done is not None or (not runners and not force):
             return
-        self.view.note(f"measuring idle power ({when}) for {self.config.idle_s:.0f} s")
+        loaded = bool(runners)
+        what = "with the model loaded" if loaded else "WITHOUT a model: none could be loaded"
+        self.view.note(f"measuring idle power ({when}, {what}) for {self.config.idle_s:.0f} s")
         power_w = round(self.engine.measure_idle_w(self.config.idle_s), 3)
+        if not loaded:
+            self.notes.append(f"idle power {when} was measured without a model loaded (none could be loaded).")
         if when == "before":
             self.state.idle_power_w_before = power_w
+            self.state.idle_model_loaded_before = loaded
             self.store.save(self.state)
         else:
-            self.idle_power_w_after = power_w
+            self.idle_power_w_after, self.idle_model_loaded_after = power_w, loaded
 
     def _note_compiled(self, runners: dict[Precision, LoadedRunner]) -> None:
         """With the compiled stack, remember which models transformers actually compiled."""

@@ -93,6 +93,7 @@ class RunState:
     started_at: datetime
     measurements: dict[Precision, MeasurementState]
     idle_power_w_before: float | None = None
+    idle_model_loaded_before: bool | None = None
     order: str | None = None
     sessions: int = 1
 
@@ -114,6 +115,7 @@ class RunState:
             "submission_id": self.submission_id,
             "started_at": self.started_at.isoformat(),
             "idle_power_w_before": self.idle_power_w_before,
+            "idle_model_loaded_before": self.idle_model_loaded_before,
             "order": self.order,
             "sessions": self.sessions,
             "measurements": [m.to_json() for m in self.measurements.values()],
@@ -131,6 +133,7 @@ class RunState:
             started_at=datetime.fromisoformat(data["started_at"]),
             measurements={m.precision: m for m in measurements},
             idle_power_w_before=data["idle_power_w_before"],
+            idle_model_loaded_before=data.get("idle_model_loaded_before"),
             order=data["order"],
             sessions=int(data["sessions"]),
         )

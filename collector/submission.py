@@ -89,6 +89,8 @@ def build_submission(config: RunConfig, dest: Destination, env: Environment, ses
             power_w_before=state.idle_power_w_before or 0.0,
             power_w_after=session.idle_power_w_after or 0.0,
             duration_s=config.idle_s,
+            model_loaded_before=state.idle_model_loaded_before,
+            model_loaded_after=session.idle_model_loaded_after,
         ),
         measurements=[_measurement(m) for m in state.measurements.values()],
         notes=" ".join(notes)[:4000] or None,

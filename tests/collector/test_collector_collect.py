@@ -313,3 +313,55 @@ def test_a_local_pretrained_model_with_perplexity(world: World) -> None:
     quality = p.measurements[0].quality
     assert quality is not None and quality.corpus_sha256 == corpus()[1] and quality.tokens_evaluated > 1000
     assert validator_errors(result, world) == []
+
+
+def test_blocked_idle_after_reloads_a_model_when_the_last_precision_fails_to_load(world: World) -> None:
+    loads: list[Precision] = []
+
+    def last_fails(precision: Precision) -> None:
+        loads.append(precision)
+        if precision is BF16:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+
+    def flaky(config: RunConfig, dest: Destination, device: str) -> Backend:
+        return WrappedBackend(hf_backend(config, dest, device), last_fails)
+
+    config = replace(world.config, order="blocked", cooldown_s=0.0, precisions=(FP16, BF16))
+    idle = world.run(config, make_backend=flaky).submission.payload.idle
+    assert loads == [FP16, BF16, FP16]  # fp16 again, so idle-after has a model loaded
+    assert (idle.model_loaded_before, idle.model_loaded_after) == (True, True)
+
+
+def test_resuming_a_run_whose_windows_are_all_done_measures_idle_with_a_model(world: World) -> None:
+    class KillAtIdleAfter(Counter):
+        def note(self, text: str) -> None:
+            if text.startswith("measuring idle power (after"):
+                raise KeyboardInterrupt
+
+    config = replace(world.config, precisions=(FP16,))
+    with pytest.raises(RunInterruptedError):
+        world.run(config, view=KillAtIdleAfter())
+    loads: list[Precision] = []
+
+    def counting(config: RunConfig, dest: Destination, device: str) -> Backend:
+        return WrappedBackend(hf_backend(config, dest, device), loads.append)
+
+    notes: list[str] = []
+    view = Counter()
+    view.note = notes.append  # type: ignore[method-assign]
+    result = world.run(config, world.dest(resume=True), make_backend=counting, view=view)
+    assert loads == [FP16]
+    assert any("measuring idle power (after, with the model loaded)" in n for n in notes)
+    assert result.submission.payload.idle.model_loaded_after is True
+
+
+def test_when_no_model_loads_idle_power_says_it_had_none(world: World) -> None:
+    def nothing_loads(precision: Precision) -> None:
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+
+    def failing(config: RunConfig, dest: Destination, device: str) -> Backend:
+        return WrappedBackend(hf_backend(config, dest, device), nothing_loads)
+
+    p = world.run(world.config, world.dest(key=None), make_backend=failing).submission.payload
+    assert (p.idle.model_loaded_before, p.idle.model_loaded_after) == (False, False)
+    assert p.notes is not None and "idle power after was measured without a model loaded" in p.notes
