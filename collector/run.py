@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ecocompute import __version__
 from ecocompute.collector import fingerprint
 from ecocompute.collector.backend import Backend, LoadedRunner, cuda_device_for, hf_backend
 from ecocompute.collector.clock import Clock, SystemClock
@@ -25,7 +26,14 @@ from ecocompute.collector.errors import GpuBusyError, RunStateError
 from ecocompute.collector.gpu import GpuInfo, GpuMonitor
 from ecocompute.collector.precisions import SPECS
 from ecocompute.collector.sampler import PowerSampler
-from ecocompute.collector.state import MeasurementState, RunState, StateStore, default_state_dir, new_submission_id
+from ecocompute.collector.state import (
+    MeasurementState,
+    RunState,
+    StateStore,
+    default_state_dir,
+    new_submission_id,
+    stack_differences,
+)
 from ecocompute.collector.submission import build_submission
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_submission
@@ -79,8 +87,9 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     try:
         info = gpu.fingerprint()
         _refuse_shared(gpu, config)
+        software = env.software(info.nvml_version)
         store = StateStore(dest.state_dir or default_state_dir())
-        state = _open_state(store, config, info, dest.resume, env)
+        state = _open_state(store, config, info, dest.resume, env, resume_stack(info, software))
         session = Session(config, dest, env, gpu, store, state)
         try:
             session.run()
@@ -92,7 +101,7 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
                 f"interrupted; {done} finished windows are saved in {store.path(state.key)}: "
                 "run the same command with --resume to continue"
             ) from None
-        submission = build_submission(config, dest, env, session, info)
+        submission = build_submission(config, dest, env, session, info, software)
     finally:
         gpu.close()
     submission = sign_submission(submission, dest.key, dest.signer) if dest.key else submission
@@ -102,13 +111,24 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     return Result(path, submission)
 
 
-def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: bool, env: Environment) -> RunState:
+def resume_stack(info: GpuInfo, software: Any) -> dict[str, Any]:
+    """What a resumed run must share with the session that started it, besides its settings and GPU."""
+    return {
+        "driver_version": info.driver_version, "power_limit_w": info.power_limit_w, "torch": software.torch,
+        "transformers": software.transformers, "bitsandbytes": software.bitsandbytes,
+        "collector_version": __version__,
+    }  # fmt: skip
+
+
+def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: bool, env: Environment,
+                stack: dict[str, Any]) -> RunState:  # fmt: skip
     identity = {**config.identity(), "gpu_uuid_sha256": info.gpu_uuid_sha256}
     fresh = RunState(
         config=identity,
         submission_id=new_submission_id(env.clock.utc_now()),
         started_at=env.clock.utc_now(),
         measurements={p: MeasurementState(p) for p in config.precisions},
+        stack=stack,
     )
     saved = store.load(fresh.key)
     if saved is None and resume:
@@ -120,7 +140,15 @@ def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: boo
             "pass --resume to continue it, or delete that file to start over"
         )
     if saved is not None and resume:
+        changed = stack_differences(saved.stack, stack) if done > 0 else []
+        if changed:
+            raise RunStateError(
+                f"the saved run in {store.path(fresh.key)} was measured with another stack or power limit "
+                f"({'; '.join(changed)}): a resumed run cannot mix them; restore them, or delete that file "
+                "to start over"
+            )
         saved.sessions += 1
+        saved.stack = stack
         return saved
     return fresh
 

@@ -38,6 +38,15 @@ def config_key(config: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
 
+def stack_differences(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between the software stack and power limit a run was started with and the current ones."""
+    return [
+        f"{name} {saved.get(name, 'unrecorded')!s} -> {now.get(name)!s}"
+        for name in sorted(set(saved) | set(now))
+        if saved.get(name) != now.get(name)
+    ]
+
+
 def new_submission_id(now: datetime) -> str:
     """``YYYYMMDDTHHMMSSZ-xxxxxxxx``: the UTC start time and 32 random bits."""
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(4)
@@ -96,6 +105,7 @@ class RunState:
     idle_model_loaded_before: bool | None = None
     order: str | None = None
     sessions: int = 1
+    stack: dict[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -118,6 +128,7 @@ class RunState:
             "idle_model_loaded_before": self.idle_model_loaded_before,
             "order": self.order,
             "sessions": self.sessions,
+            "stack": self.stack,
             "measurements": [m.to_json() for m in self.measurements.values()],
         }
 
@@ -136,6 +147,7 @@ class RunState:
             idle_model_loaded_before=data.get("idle_model_loaded_before"),
             order=data["order"],
             sessions=int(data["sessions"]),
+            stack=dict(data.get("stack") or {}),
         )
 
 

@@ -22,6 +22,7 @@ from ecocompute.schema.models import (
     Measurement,
     Method,
     Payload,
+    Software,
     Submission,
     Workload,
 )
@@ -49,7 +50,7 @@ def git_sha() -> str | None:
 
 
 def build_submission(config: RunConfig, dest: Destination, env: Environment, session: Session,
-                     info: GpuInfo) -> Submission:  # fmt: skip
+                     info: GpuInfo, software: Software) -> Submission:  # fmt: skip
     """The unsigned submission of a finished run."""
     state, backend = session.state, session.backend
     source = backend.source
@@ -68,7 +69,7 @@ def build_submission(config: RunConfig, dest: Destination, env: Environment, ses
         contributor=Contributor(github=dest.signer),
         collector=CollectorInfo(version=__version__, git_sha=git_sha()),
         hardware=fingerprint.hardware(info),
-        software=env.software(info.nvml_version),
+        software=software,
         workload=Workload(
             model_id=source.model_id, model_revision=source.revision, weights=source.weights,
             architecture=source.architecture, params_total=source.params_total, batch_size=config.batch_size,

@@ -365,3 +365,30 @@ def test_when_no_model_loads_idle_power_says_it_had_none(world: World) -> None:
     p = world.run(world.config, world.dest(key=None), make_backend=failing).submission.payload
     assert (p.idle.model_loaded_before, p.idle.model_loaded_after) == (False, False)
     assert p.notes is not None and "idle power after was measured without a model loaded" in p.notes
+
+
+def test_resume_refuses_another_software_stack_or_power_limit(world: World) -> None:
+    counter = Counter()
+
+    def kill_after_two_windows(precision: Precision, call: int) -> None:
+        if counter.windows >= 2:
+            raise KeyboardInterrupt
+
+    def interrupting(config: RunConfig, dest: Destination, device: str) -> Backend:
+        return WrappedBackend(hf_backend(config, dest, device), on_generate=kill_after_two_windows)
+
+    with pytest.raises(RunInterruptedError):
+        world.run(make_backend=interrupting, view=counter)
+    real = Environment().software
+
+    def other_torch(nvml_version: str) -> Any:
+        return real(nvml_version).model_copy(update={"torch": "9.9.9"})
+
+    env = world.env()
+    env.software = other_torch
+    with pytest.raises(RunStateError, match=r"torch .* -> 9\.9\.9.*cannot mix them") as caught:
+        collect(world.config, world.dest(resume=True), env)
+    assert "power_limit_w" not in str(caught.value)
+    world.nvml.nvmlDeviceGetPowerManagementLimit = lambda handle: 500_000  # type: ignore[method-assign]
+    with pytest.raises(RunStateError, match=r"power_limit_w 700\.0 -> 500\.0"):
+        world.run(dest=world.dest(resume=True))
