@@ -148,6 +148,7 @@ class Engine:
         self.clock.sleep(delay_s)
         _call(runner.synchronize)
         others = self.other_gpu_processes()
+        power_limit_w = self.gpu.power_limit_w()
         temp_start_c = self.gpu.temperature_c()
         cpu0_s, steal0_s = host.process_cpu_s(), host.host_steal_s()
         started_at = self.clock.utc_now()
@@ -179,6 +180,7 @@ class Engine:
             power_samples=power.samples,
             delay_s=delay_s,
             other_gpu_processes=others,
+            power_limit_w=power_limit_w,
         )
 
     def _generate_for(self, runner: Runner, t0: float, min_calls: int) -> tuple[int, int]:

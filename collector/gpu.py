@@ -85,6 +85,10 @@ class GpuMonitor(Protocol):
         """Names of the clock event (throttle) reasons active now."""
         ...
 
+    def power_limit_w(self) -> float:
+        """The power limit in force now (``nvmlDeviceGetPowerManagementLimit``), in W."""
+        ...
+
     def compute_processes(self) -> list[int] | None:
         """PIDs of processes with a compute context on the GPU; ``None`` where NVML cannot list them."""
         ...

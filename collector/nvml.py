@@ -273,6 +273,10 @@ class NvmlGpu:
             name = "nvmlDeviceGetCurrentClocksThrottleReasons"
         return decode_throttle_reasons(int(self._read("read the throttle reasons", name, self._handle)))
 
+    def power_limit_w(self) -> float:
+        """The power limit in force now, in W."""
+        return int(self._read("read the power limit", "nvmlDeviceGetPowerManagementLimit", self._handle)) / 1000.0
+
     def compute_processes(self) -> list[int] | None:
         """PIDs of the compute processes on this GPU (host PIDs: inside a container, ours may differ)."""
         nv = self._nv
@@ -297,7 +301,6 @@ class NvmlGpu:
         major, minor = self._read("read the compute capability", "nvmlDeviceGetCudaComputeCapability", h)
         cc = f"{int(major)}.{int(minor)}"
         memory = self._read("read the memory size", "nvmlDeviceGetMemoryInfo", h)
-        limit_mw = self._read("read the power limit", "nvmlDeviceGetPowerManagementLimit", h)
         default_mw = self._read("read the default power limit", "nvmlDeviceGetPowerManagementDefaultLimit", h)
         return GpuInfo(
             index=self.index,
@@ -305,7 +308,7 @@ class NvmlGpu:
             gpu_arch=self._architecture(cc),
             compute_capability=cc,
             memory_total_mib=int(memory.total) // (1024 * 1024),
-            power_limit_w=int(limit_mw) / 1000.0,
+            power_limit_w=self.power_limit_w(),
             default_power_limit_w=int(default_mw) / 1000.0,
             driver_version=_text(self._read("read the driver version", "nvmlSystemGetDriverVersion")),
             vbios_version=_text(self._read("read the VBIOS version", "nvmlDeviceGetVbiosVersion", h)),

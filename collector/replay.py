@@ -77,6 +77,10 @@ class ReplayGpu:
         text = str(self._row()[_I["throttle"]] or "")
         return [name for name in text.split("|") if name]
 
+    def power_limit_w(self) -> float:
+        """The power limit of the trace's fingerprint."""
+        return float(self.trace.gpu["power_limit_w"])
+
     def compute_processes(self) -> list[int] | None:
         """A replay has no processes."""
         return []

@@ -162,3 +162,10 @@ def test_idle_power_comes_from_the_counter(fake_nvml: FakePynvml, clock: Virtual
     fake_nvml.power_w = 122.0
     engine = make_engine(clock, EngineConfig())
     assert engine.measure_idle_w(10.0) == pytest.approx(122.0, rel=0.02)
+
+
+def test_each_window_records_the_power_limit_at_its_start(fake_nvml: FakePynvml, clock: VirtualClock) -> None:
+    engine = make_engine(clock, EngineConfig(window_s=1.0))
+    assert engine.measure_window(FakeRunner(FP16, clock), 0).power_limit_w == 700.0
+    fake_nvml.nvmlDeviceGetPowerManagementLimit = lambda handle: 450_000  # type: ignore[method-assign]
+    assert engine.measure_window(FakeRunner(FP16, clock), 1).power_limit_w == 450.0
