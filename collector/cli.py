@@ -75,6 +75,9 @@ def collect_command(
     ),
     cooldown_s: float = typer.Option(30.0, "--cooldown-s", help="Pause between precisions when blocked, in s."),
     idle_s: float = typer.Option(10.0, "--idle-s", help="Idle power measurement, before and after, in s."),
+    idle_settle_s: float = typer.Option(
+        5.0, "--idle-settle-s", help="Wait after a synchronize before each idle reading, in s (recorded)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the weights (random-init), prompt and window delays."),
     device_index: int = typer.Option(0, "--device-index", help="NVML index of the GPU to measure."),
     allow_shared: bool = typer.Option(False, "--allow-shared", help="Measure even if other processes use the GPU."),
@@ -107,8 +110,8 @@ def collect_command(
         precisions=tuple(parse_precisions(precisions)), arch=arch, model=model, batch_size=batch_size,
         prompt_tokens=prompt_tokens, new_tokens=new_tokens, window_s=window_s, warmup_windows=warmup_windows,
         min_windows=min_windows, max_windows=max_windows, target_ci_pct=target_ci, stack=stack,
-        order=order.value, cooldown_s=cooldown_s, idle_s=idle_s, seed=seed, device_index=device_index,
-        allow_shared=allow_shared, perplexity=perplexity, torch_device=torch_device,
+        order=order.value, cooldown_s=cooldown_s, idle_s=idle_s, idle_settle_s=idle_settle_s, seed=seed,
+        device_index=device_index, allow_shared=allow_shared, perplexity=perplexity, torch_device=torch_device,
     )  # fmt: skip
     dest = Destination(signer=signer, key=key, out_dir=out_dir, state_dir=state_dir, weights_cache=weights_cache,
                        resume=resume)  # fmt: skip

@@ -35,6 +35,7 @@ class RunConfig:
     order: Order = "auto"
     cooldown_s: float = 30.0
     idle_s: float = 10.0
+    idle_settle_s: float = 5.0
     seed: int = 0
     device_index: int = 0
     allow_shared: bool = False
@@ -52,8 +53,8 @@ class RunConfig:
         for name in ("window_s", "idle_s", "target_ci_pct"):
             if not getattr(self, name) > 0:
                 problems.append(f"--{name.replace('_', '-')} must be positive")
-        if self.warmup_windows < 0 or self.cooldown_s < 0:
-            problems.append("--warmup-windows and --cooldown-s cannot be negative")
+        if self.warmup_windows < 0 or self.cooldown_s < 0 or self.idle_settle_s < 0:
+            problems.append("--warmup-windows, --cooldown-s and --idle-settle-s cannot be negative")
         if self.stack is Stack.COMPILED and self.warmup_windows < 1:
             problems.append("--stack compiled needs --warmup-windows >= 1: compiling must stay out of measured windows")
         if self.min_windows > self.max_windows:

@@ -131,8 +131,15 @@ class Engine:
         after_s = self.clock.monotonic()
         return (before_s + after_s) / 2, energy_j
 
-    def measure_idle_w(self, duration_s: float) -> float:
-        """Mean power over ``duration_s`` of doing nothing, from the energy counter, in W."""
+    def measure_idle_w(self, duration_s: float, settle_s: float = 0.0, runners: Sequence[Runner] = ()) -> float:
+        """Mean power over ``duration_s`` of doing nothing, from the energy counter, in W.
+
+        First every runner is synchronized (no queued work may run into the reading) and the GPU is left
+        ``settle_s`` to drop to idle clocks and power.
+        """
+        for runner in runners:
+            runner.synchronize()
+        self.clock.sleep(settle_s)
         t0, e0 = self.read_counter()
         self.clock.sleep(duration_s)
         t1, e1 = self.read_counter()

@@ -297,8 +297,12 @@ class Session:
             return
         loaded = bool(runners)
         what = "with the model loaded" if loaded else "WITHOUT a model: none could be loaded"
-        self.view.note(f"measuring idle power ({when}, {what}) for {self.config.idle_s:.0f} s")
-        power_w = round(self.engine.measure_idle_w(self.config.idle_s), 3)
+        self.view.note(
+            f"measuring idle power ({when}, {what}) for {self.config.idle_s:.0f} s "
+            f"after {self.config.idle_settle_s:g} s to settle"
+        )
+        idle_w = self.engine.measure_idle_w(self.config.idle_s, self.config.idle_settle_s, list(runners.values()))
+        power_w = round(idle_w, 3)
         if not loaded:
             self.notes.append(f"idle power {when} was measured without a model loaded (none could be loaded).")
         if when == "before":

@@ -84,7 +84,7 @@ def build_submission(config: RunConfig, dest: Destination, env: Environment, ses
             order="interleaved" if state.order == "interleaved" else "blocked",
             random_delay_max_s=session.engine.config.random_delay_max_s,
             cooldown_s=config.cooldown_s if state.order == "blocked" else 0.0,
-            allow_shared=config.allow_shared, seed=config.seed,
+            allow_shared=config.allow_shared, seed=config.seed, idle_settle_s=config.idle_settle_s,
         ),
         idle=Idle(
             power_w_before=state.idle_power_w_before or 0.0,

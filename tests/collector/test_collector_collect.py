@@ -364,6 +364,7 @@ def test_when_no_model_loads_idle_power_says_it_had_none(world: World) -> None:
 
     p = world.run(world.config, world.dest(key=None), make_backend=failing).submission.payload
     assert (p.idle.model_loaded_before, p.idle.model_loaded_after) == (False, False)
+    assert p.method.idle_settle_s == 5.0
     assert p.notes is not None and "idle power after was measured without a model loaded" in p.notes
 
 

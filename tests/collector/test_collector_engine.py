@@ -169,3 +169,21 @@ def test_each_window_records_the_power_limit_at_its_start(fake_nvml: FakePynvml,
     assert engine.measure_window(FakeRunner(FP16, clock), 0).power_limit_w == 700.0
     fake_nvml.nvmlDeviceGetPowerManagementLimit = lambda handle: 450_000  # type: ignore[method-assign]
     assert engine.measure_window(FakeRunner(FP16, clock), 1).power_limit_w == 450.0
+
+
+def test_idle_power_is_read_after_a_synchronize_and_a_settle(fake_nvml: FakePynvml, clock: VirtualClock) -> None:
+    fake_nvml.set_power(300.0)  # the tail of the last window
+    start_s = clock.now
+    clock.call_every(5.0, lambda: fake_nvml.set_power(100.0) if clock.now >= start_s + 5.0 else None)
+    engine = make_engine(clock, EngineConfig())
+
+    class Syncing(FakeRunner):
+        syncs = 0
+
+        def synchronize(self) -> None:
+            self.syncs += 1
+
+    runner = Syncing(FP16, clock)
+    assert engine.measure_idle_w(10.0, settle_s=5.0, runners=[runner]) == pytest.approx(100.0, rel=0.02)
+    assert runner.syncs == 1
+    assert clock.now - start_s == pytest.approx(15.0, abs=0.1)
