@@ -4,8 +4,9 @@ Torch-agnostic: it drives :class:`Runner` objects (one per precision) and a
 :class:`~ecocompute.collector.gpu.GpuMonitor`. A window is a random 0-100 ms delay, a synchronize,
 a counter read, back-to-back ``generate_once`` calls until ``window_s`` has passed, a synchronize and a
 second counter read. Precisions are interleaved window by window, the order reversed every round
-(ABBA) to cancel drift; each stops on its own when its confidence interval is narrow enough
-(:func:`ecocompute.schema.derive.stopping_reached`) or at ``max_windows``. A runner that fails is
+(ABBA) to cancel drift. All precisions stop together, once every one has met the stopping rule
+(:func:`ecocompute.schema.derive.stopping_reached`) or reached ``max_windows``, so the interleaving (and
+its drift cancellation) lasts to the end; one that reached ``max_windows`` waits out its turns. A runner that fails is
 recorded with its error (and, as the contract wants, without windows) and the others go on; a failed
 GPU reading stops everything.
 """
@@ -216,8 +217,6 @@ class Engine:
             self._notify(state, None, False)
             return
         windows.append(window)
-        if not warmup:
-            state.finished = self.stopped(state)
         self._notify(state, window, warmup)
 
     def stopped(self, state: MeasurementState) -> bool:
@@ -241,11 +240,16 @@ class Engine:
                 if not states[precision].finished:
                     self._step(runners[precision], states[precision], warmup=True)
         round_index = 0
-        while active := [p for p in active if not states[p].finished]:
+        while active := [p for p in active if not states[p].error]:
+            if all(self.stopped(states[p]) for p in active):
+                break
             for precision in round_order(active, round_index):
-                if not states[precision].finished:
-                    self._step(runners[precision], states[precision], warmup=False)
+                state = states[precision]
+                if not state.error and len(state.windows) < self.config.max_windows:
+                    self._step(runners[precision], state, warmup=False)
             round_index += 1
+        for precision in active:
+            states[precision].finished = True
 
     def _notify(self, state: MeasurementState, window: Window | None, warmup: bool) -> None:
         if self._on_progress is not None:

@@ -223,6 +223,7 @@ class Session:
         try:
             self._idle("before", runners)
             self.engine.run(dict(runners), self.state.measurements)
+            self.store.save(self.state)
             self._note_compiled(runners)
             self._perplexity(runners)
             self._idle("after", self._alive(runners))
@@ -241,6 +242,7 @@ class Session:
             try:
                 self._idle("before", {precision: runner})
                 self.engine.run({precision: runner}, self.state.measurements)
+                self.store.save(self.state)
                 self._note_compiled({precision: runner})
                 self._perplexity({precision: runner})
                 if i == len(pending) - 1:

@@ -187,3 +187,23 @@ def test_idle_power_is_read_after_a_synchronize_and_a_settle(fake_nvml: FakePynv
     assert engine.measure_idle_w(10.0, settle_s=5.0, runners=[runner]) == pytest.approx(100.0, rel=0.02)
     assert runner.syncs == 1
     assert clock.now - start_s == pytest.approx(15.0, abs=0.1)
+
+
+class NoisyRunner(FakeRunner):
+    """One call per window, alternating 100 and 300 tokens: its J/token never settles."""
+
+    def generate_once(self) -> int:
+        super().generate_once()
+        return 100 if self.calls % 2 else 300
+
+
+def test_precisions_stop_together_so_interleaving_lasts_to_the_end(fake_nvml: FakePynvml, clock: VirtualClock) -> None:
+    events: list[tuple[str, bool]] = []
+    config = EngineConfig(window_s=1.0, warmup_windows=0, min_windows=4, max_windows=8, target_ci_pct=5.0)
+    engine = make_engine(clock, config, events)
+    runners: dict[Precision, Runner] = {FP16: FakeRunner(FP16, clock, 0.25), NF4: NoisyRunner(NF4, clock, 1.0)}
+    states = {p: MeasurementState(p) for p in runners}
+    engine.run(runners, states)
+    assert engine.stopped(states[FP16]) and len(states[NF4].windows) == 8  # fp16 met the rule long before
+    assert len(states[FP16].windows) == 8 and all(s.finished for s in states.values())
+    assert [e for e, _ in events] == ["fp16", "nf4", "nf4", "fp16"] * 4  # ABBA to the last round
