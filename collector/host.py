@@ -23,15 +23,20 @@ def process_cpu_s() -> float:
 
 
 def host_steal_s(proc_stat: Path = PROC_STAT) -> float | None:
-    """Steal time of all the host's CPUs since boot, in s (the ``cpu`` line of /proc/stat); None off Linux."""
+    """Steal time since boot averaged per host CPU, in s; None off Linux.
+
+    The ``cpu`` line of /proc/stat sums all CPUs; it is divided by the number of ``cpuN`` lines, so a
+    window's steal compares with its duration (1 s per s would mean every CPU was taken away all along).
+    """
     try:
-        with proc_stat.open(encoding="ascii") as handle:
-            first = handle.readline().split()
+        lines = proc_stat.read_text(encoding="ascii").splitlines()
     except OSError:
         return None
+    first = lines[0].split() if lines else []
     if len(first) < 9 or first[0] != "cpu":
         return None
-    return int(first[8]) / os.sysconf("SC_CLK_TCK")
+    cpus = sum(1 for line in lines if line.startswith("cpu") and line[3:4].isdigit())
+    return int(first[8]) / os.sysconf("SC_CLK_TCK") / max(1, cpus)
 
 
 def cpu_model(cpuinfo: Path = PROC_CPUINFO) -> str:
