@@ -47,6 +47,10 @@ class Runner(Protocol):
         """Wait until the device has finished all queued work."""
         ...
 
+    def compile_events(self) -> int | None:
+        """A count of compilations so far (torch._dynamo's), or None where the runner cannot tell."""
+        ...
+
     def close(self) -> None:
         """Free the model and its memory."""
         ...
@@ -159,6 +163,7 @@ class Engine:
         power_limit_w = self.gpu.power_limit_w()
         temp_start_c = self.gpu.temperature_c()
         cpu0_s, steal0_s = host.process_cpu_s(), host.host_steal_s()
+        compiles0 = _call(runner.compile_events)
         started_at = self.clock.utc_now()
         t0, e0 = self.read_counter()
         self.sampler.sample_now()
@@ -166,6 +171,7 @@ class Engine:
         _call(runner.synchronize)
         self.sampler.sample_now()
         t1, e1 = self.read_counter()
+        compiles1 = _call(runner.compile_events)
         cpu1_s, steal1_s = host.process_cpu_s(), host.host_steal_s()
         temp_end_c = self.gpu.temperature_c()
         power = self.sampler.window(t0, t1)
@@ -189,6 +195,7 @@ class Engine:
             delay_s=delay_s,
             other_gpu_processes=others,
             power_limit_w=power_limit_w,
+            recompiles=None if compiles0 is None or compiles1 is None else max(0, compiles1 - compiles0),
         )
 
     def _generate_for(self, runner: Runner, t0: float, min_calls: int) -> tuple[int, int]:

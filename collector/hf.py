@@ -67,6 +67,20 @@ def torch_versions() -> tuple[str, str | None]:
     return str(torch.__version__), torch.version.cuda
 
 
+def dynamo_compiles() -> int:
+    """Frames torch._dynamo has tried to compile in this process (compiles and recompiles); 0 before it loads.
+
+    ``torch._dynamo.utils.counters["frames"]["total"]`` grows on every cache miss of a compiled function, so a
+    difference across a window counts the compilations inside it.
+    """
+    import sys
+
+    utils = sys.modules.get("torch._dynamo.utils")
+    if utils is None:
+        return 0
+    return int(utils.counters["frames"]["total"])
+
+
 # --- prompt ------------------------------------------------------------------------------------
 
 
@@ -350,6 +364,10 @@ class HfRunner:
         if new != self.new_tokens:
             raise RuntimeError(f"generate produced {new} new tokens per sequence instead of {self.new_tokens}")
         return new * int(out.shape[0])
+
+    def compile_events(self) -> int | None:
+        """The process's torch._dynamo compilations so far (see :func:`dynamo_compiles`)."""
+        return dynamo_compiles()
 
     def synchronize(self) -> None:
         """Wait for the GPU (no-op on CPU)."""

@@ -270,6 +270,10 @@ class FakeRunner:
         self.error = error or RuntimeError("CUDA error: no kernel image is available")
         self.calls = 0
         self.closed = False
+        self.compiles: int | None = None
+
+    def compile_events(self) -> int | None:
+        return self.compiles
 
     def generate_once(self) -> int:
         self.calls += 1

@@ -207,3 +207,18 @@ def test_precisions_stop_together_so_interleaving_lasts_to_the_end(fake_nvml: Fa
     assert engine.stopped(states[FP16]) and len(states[NF4].windows) == 8  # fp16 met the rule long before
     assert len(states[FP16].windows) == 8 and all(s.finished for s in states.values())
     assert [e for e, _ in events] == ["fp16", "nf4", "nf4", "fp16"] * 4  # ABBA to the last round
+
+
+def test_a_recompilation_inside_a_window_is_counted(fake_nvml: FakePynvml, clock: VirtualClock) -> None:
+    engine = make_engine(clock, EngineConfig(window_s=1.0))
+    assert engine.measure_window(FakeRunner(FP16, clock), 0).recompiles is None  # the runner cannot tell
+
+    class Recompiling(FakeRunner):
+        def generate_once(self) -> int:
+            self.compiles = (self.compiles or 0) + (1 if self.calls == 1 else 0)
+            return super().generate_once()
+
+    runner = Recompiling(FP16, clock, call_s=0.25)
+    runner.compiles = 7
+    assert engine.measure_window(runner, 1).recompiles == 1
+    assert engine.measure_window(runner, 2).recompiles == 0

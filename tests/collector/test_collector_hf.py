@@ -216,3 +216,20 @@ def test_a_build_finished_elsewhere_first_is_kept(tmp_path: Path) -> None:
     (ours / hf.COMPLETE_MARKER).write_text("ours")
     hf._move_into_place(ours, theirs)
     assert (theirs / hf.COMPLETE_MARKER).read_text() == "ours" and not (theirs / "junk").exists()
+
+
+def test_dynamo_compiles_counts_a_compilation() -> None:
+    import torch
+
+    from ecocompute.collector.hf import dynamo_compiles
+
+    def double(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    compiled = torch.compile(double, backend="eager")
+    before = dynamo_compiles()
+    compiled(torch.ones(3))
+    after_first = dynamo_compiles()
+    compiled(torch.ones(3))
+    assert after_first > before
+    assert dynamo_compiles() == after_first  # a cached graph compiles nothing
