@@ -16,6 +16,7 @@ from ecocompute.collector.config import Destination, RunConfig
 from ecocompute.collector.display import make_view
 from ecocompute.collector.errors import GpuError
 from ecocompute.collector.precisions import parse_precisions
+from ecocompute.collector.process import parse_cpu_list
 from ecocompute.collector.run import Environment, Result, collect
 from ecocompute.console import out
 from ecocompute.schema.models import Precision, Stack
@@ -82,6 +83,18 @@ def collect_command(
     device_index: int = typer.Option(0, "--device-index", help="NVML index of the GPU to measure."),
     allow_shared: bool = typer.Option(False, "--allow-shared", help="Measure even if other processes use the GPU."),
     perplexity: bool = typer.Option(False, "--perplexity", help="Also the perplexity on a fixed text (--model)."),
+    gc_knob: bool = typer.Option(
+        True,
+        "--gc/--no-gc",
+        help="--gc: pause Python's garbage collector during measured windows and collect between them; "
+        "--no-gc: leave it alone (recorded as method.python_gc).",
+    ),
+    cpu_affinity: str | None = typer.Option(
+        None, "--cpu-affinity", help="Pin the generating process to these CPUs, e.g. 3 or 2,3 (recorded)."
+    ),
+    nice: int | None = typer.Option(
+        None, "--nice", help="Add N to the process's niceness (negative needs root; recorded)."
+    ),
     signer: str = typer.Option(..., "--signer", help="Your GitHub login: the contributor and signer."),
     key: Path | None = typer.Option(None, "--key", help="SSH private key to sign with (else written unsigned)."),
     out_dir: Path = typer.Option(Path("submissions"), "--out", help="Folder of the submissions tree."),
@@ -112,6 +125,7 @@ def collect_command(
         min_windows=min_windows, max_windows=max_windows, target_ci_pct=target_ci, stack=stack,
         order=order.value, cooldown_s=cooldown_s, idle_s=idle_s, idle_settle_s=idle_settle_s, seed=seed,
         device_index=device_index, allow_shared=allow_shared, perplexity=perplexity, torch_device=torch_device,
+        pause_gc=gc_knob, cpu_affinity=None if cpu_affinity is None else parse_cpu_list(cpu_affinity), nice=nice,
     )  # fmt: skip
     dest = Destination(signer=signer, key=key, out_dir=out_dir, state_dir=state_dir, weights_cache=weights_cache,
                        resume=resume)  # fmt: skip

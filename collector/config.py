@@ -41,6 +41,9 @@ class RunConfig:
     allow_shared: bool = False
     perplexity: bool = False
     torch_device: str | None = None
+    pause_gc: bool = True
+    cpu_affinity: tuple[int, ...] | None = None
+    nice: int | None = None
 
     def check(self) -> None:
         """Raise UsageError on settings that cannot make a valid submission."""
@@ -77,7 +80,7 @@ class RunConfig:
         """The engine's share of the settings."""
         return EngineConfig(
             window_s=self.window_s, warmup_windows=self.warmup_windows, min_windows=self.min_windows,
-            max_windows=self.max_windows, target_ci_pct=self.target_ci_pct, seed=self.seed,
+            max_windows=self.max_windows, target_ci_pct=self.target_ci_pct, seed=self.seed, pause_gc=self.pause_gc,
         )  # fmt: skip
 
 

@@ -14,6 +14,7 @@ GPU reading stops everything.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import random
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from ecocompute.collector import host
 from ecocompute.collector.clock import Clock
 from ecocompute.collector.errors import NvmlReadError
 from ecocompute.collector.gpu import GpuMonitor
+from ecocompute.collector.process import gc_paused
 from ecocompute.collector.sampler import PowerSampler
 from ecocompute.collector.state import MeasurementState
 from ecocompute.schema.derive import derive, stopping_reached
@@ -67,6 +69,7 @@ class EngineConfig:
     target_ci_pct: float = 0.5
     random_delay_max_s: float = 0.1
     seed: int = 0
+    pause_gc: bool = True
 
 
 ProgressCallback = Callable[[MeasurementState, Window | None, bool], None]
@@ -156,6 +159,8 @@ class Engine:
 
     def measure_window(self, runner: Runner, index: int, min_calls: int = 1) -> Window:
         """One window of back-to-back generate calls lasting at least ``window_s`` (and ``min_calls`` calls)."""
+        if self.config.pause_gc:
+            gc.collect()  # between windows, so none falls inside one
         delay_s = round(self._rng.uniform(0.0, self.config.random_delay_max_s), 6)
         self.clock.sleep(delay_s)
         _call(runner.synchronize)
@@ -165,12 +170,13 @@ class Engine:
         cpu0_s, steal0_s = host.process_cpu_s(), host.host_steal_s()
         compiles0 = _call(runner.compile_events)
         started_at = self.clock.utc_now()
-        t0, e0 = self.read_counter()
-        self.sampler.sample_now()
-        tokens, calls = self._generate_for(runner, t0, min_calls)
-        _call(runner.synchronize)
-        self.sampler.sample_now()
-        t1, e1 = self.read_counter()
+        with gc_paused(self.config.pause_gc):
+            t0, e0 = self.read_counter()
+            self.sampler.sample_now()
+            tokens, calls = self._generate_for(runner, t0, min_calls)
+            _call(runner.synchronize)
+            self.sampler.sample_now()
+            t1, e1 = self.read_counter()
         compiles1 = _call(runner.compile_events)
         cpu1_s, steal1_s = host.process_cpu_s(), host.host_steal_s()
         temp_end_c = self.gpu.temperature_c()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ecocompute import __version__
-from ecocompute.collector import fingerprint
+from ecocompute.collector import fingerprint, process
 from ecocompute.collector.backend import Backend, LoadedRunner, cuda_device_for, hf_backend
 from ecocompute.collector.clock import Clock, SystemClock
 from ecocompute.collector.config import Destination, RunConfig
@@ -82,6 +82,7 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     """Measure, checkpointing after every window, and write the (signed) submission."""
     config.check()
     dest.check()
+    _apply_process_settings(config)
     env = env or Environment()
     gpu = env.open_gpu(config.device_index)
     try:
@@ -118,6 +119,14 @@ def resume_stack(info: GpuInfo, software: Any) -> dict[str, Any]:
         "transformers": software.transformers, "bitsandbytes": software.bitsandbytes,
         "collector_version": __version__,
     }  # fmt: skip
+
+
+def _apply_process_settings(config: RunConfig) -> None:
+    """CPU affinity and niceness of this (the generating) process, before torch starts its threads."""
+    if config.cpu_affinity is not None:
+        process.apply_cpu_affinity(config.cpu_affinity)
+    if config.nice is not None:
+        process.apply_nice(config.nice)
 
 
 def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: bool, env: Environment,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ecocompute import __version__
-from ecocompute.collector import fingerprint
+from ecocompute.collector import fingerprint, process
 from ecocompute.collector.config import Destination, RunConfig
 from ecocompute.collector.gpu import GpuInfo
 from ecocompute.collector.state import MeasurementState
@@ -85,6 +85,9 @@ def build_submission(config: RunConfig, dest: Destination, env: Environment, ses
             random_delay_max_s=session.engine.config.random_delay_max_s,
             cooldown_s=config.cooldown_s if state.order == "blocked" else 0.0,
             allow_shared=config.allow_shared, seed=config.seed, idle_settle_s=config.idle_settle_s,
+            python_gc="paused-in-windows" if config.pause_gc else "running",
+            cpu_affinity=None if config.cpu_affinity is None else list(config.cpu_affinity),
+            nice=process.current_nice(),
         ),
         idle=Idle(
             power_w_before=state.idle_power_w_before or 0.0,

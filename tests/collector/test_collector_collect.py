@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -130,6 +131,7 @@ def test_whole_path_writes_a_signed_submission_the_validator_accepts(world: Worl
     assert p.idle.power_w_before == pytest.approx(150.0, rel=0.05)  # the counter moves in 100 ms steps
     assert p.idle.duration_s == 4.0
     assert (p.method.order, p.method.window_min_s, p.method.power_sampling_hz) == ("interleaved", 10.0, 10.0)
+    assert (p.method.python_gc, p.method.cpu_affinity, p.method.nice) == ("paused-in-windows", None, os.nice(0))
     assert p.workload.params_total == 139_584 and p.workload.weights == "random-init"
     assert p.hardware.gpu_uuid_sha256 == hashlib.sha256(b"GPU-fake-0000-0000").hexdigest()
     assert p.software.transformers and p.software.nvml == "13.580.159.04"
@@ -259,6 +261,13 @@ def test_out_of_memory_is_recorded_and_the_other_precisions_go_on(world: World) 
         assert nf4.error.endswith("(after 1 windows, dropped)")
         assert nf4.quantization is not None
     assert validator_errors(result, world) == []
+
+
+def test_process_knobs_are_applied_and_recorded(world: World) -> None:
+    cpus = tuple(sorted(os.sched_getaffinity(0)))
+    config = replace(world.config, precisions=(FP16,), pause_gc=False, cpu_affinity=cpus, nice=0)
+    method = world.run(config, world.dest(key=None)).submission.payload.method
+    assert (method.python_gc, method.cpu_affinity, method.nice) == ("running", list(cpus), os.nice(0))
 
 
 def test_blocked_order_with_a_shared_gpu_allowed(world: World) -> None:
