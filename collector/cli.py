@@ -85,9 +85,9 @@ def collect_command(
     perplexity: bool = typer.Option(False, "--perplexity", help="Also the perplexity on a fixed text (--model)."),
     gc_knob: bool = typer.Option(
         True,
-        "--gc/--no-gc",
-        help="--gc: pause Python's garbage collector during measured windows and collect between them; "
-        "--no-gc: leave it alone (recorded as method.python_gc).",
+        "--gc-pause/--no-gc-pause",
+        help="--gc-pause: pause Python's garbage collector during measured windows and collect between them; "
+        "--no-gc-pause: leave it running (recorded as method.python_gc).",
     ),
     cpu_affinity: str | None = typer.Option(
         None, "--cpu-affinity", help="Pin the generating process to these CPUs, e.g. 3 or 2,3 (recorded)."
