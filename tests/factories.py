@@ -50,6 +50,14 @@ def window(
     tokens = batch * new_tokens * calls
     energy = tokens * jpt * (1 + rng.gauss(0, cv))
     duration = max(10.0, energy / (idle_w + 40.0))
+    return window_record(index, start, duration, energy, tokens, calls, rng)
+
+
+def window_record(
+    index: int, start: datetime, duration: float, energy: float, tokens: int, calls: int, rng: random.Random,
+    *, gpu_util_pct: float = 21.0,
+) -> dict[str, Any]:  # fmt: skip
+    """A window dict with these figures; the integrated-power energy and the delay are drawn from ``rng``."""
     return {
         "index": index,
         "started_at": start.isoformat().replace("+00:00", "Z"),
@@ -62,7 +70,7 @@ def window(
         "temp_c_end": 42.0,
         "sm_clock_mhz_mean": 1980.0,
         "throttle_reasons": [],
-        "gpu_util_pct_mean": 21.0,
+        "gpu_util_pct_mean": gpu_util_pct,
         "process_cpu_s": round(duration * 0.99, 6),
         "host_steal_s": 0.0,
         "power_samples": int(duration * 10),

@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from factories import BNB, allowed_signers_line, make_key, submission_document
+from factories import BNB, allowed_signers_line, make_key, submission_document, window_record
 
 from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import Submission
@@ -91,25 +91,9 @@ def example_window(index: int, start: datetime, jpt: float, rng: random.Random, 
     tokens = per_call * calls
     energy = tokens * jpt * (1 + rng.gauss(0, cv))
     duration = tokens * jpt / power_w * (1 + rng.gauss(0, cv / 4))
-    return {
-        "index": index,
-        "started_at": start.isoformat().replace("+00:00", "Z"),
-        "duration_s": round(duration, 6),
-        "energy_j": round(energy, 6),
-        "energy_j_power_integrated": round(energy * (1 + rng.uniform(-0.01, 0.01)), 6),
-        "tokens": tokens,
-        "generate_calls": calls,
-        "temp_c_start": 41.0,
-        "temp_c_end": 42.0,
-        "sm_clock_mhz_mean": 1980.0,
-        "throttle_reasons": [],
-        "gpu_util_pct_mean": 21.0 if power_w < 150 else 80.0,
-        "process_cpu_s": round(duration * 0.99, 6),
-        "host_steal_s": 0.0,
-        "power_samples": int(duration * 10),
-        "delay_s": round(rng.uniform(0, 0.1), 6),
-        "other_gpu_processes": 0,
-    }
+    return window_record(
+        index, start, duration, energy, tokens, calls, rng, gpu_util_pct=21.0 if power_w < 150 else 80.0
+    )
 
 
 EXAMPLE_GPU = "Synthetic example GPU"
