@@ -60,31 +60,51 @@ def collect_command(
         None, "--model", help="A pretrained model: Hugging Face id (from the local cache) or a local directory."
     ),
     precisions: str = typer.Option("fp16,nf4", "--precisions", help=f"Comma-separated, from: {VALID_PRECISIONS}."),
-    batch_size: int = typer.Option(1, "--batch-size", help="Sequences per generate call."),
-    prompt_tokens: int = typer.Option(128, "--prompt-tokens", help="Prompt length in tokens (fixed, seeded ids)."),
-    new_tokens: int = typer.Option(256, "--new-tokens", help="Tokens generated per sequence per call (exactly)."),
-    window_s: float = typer.Option(10.0, "--window-s", help="Minimum length of a measurement window, in s."),
-    warmup_windows: int = typer.Option(1, "--warmup-windows", help="Windows measured and kept apart per precision."),
-    min_windows: int = typer.Option(5, "--min-windows", help="Windows before the stopping rule may stop."),
-    max_windows: int = typer.Option(30, "--max-windows", help="Windows at most per precision."),
-    target_ci: float = typer.Option(0.5, "--target-ci", help="Stop at this 95% CI half width, in % of J/token."),
+    batch_size: int = typer.Option(RunConfig.batch_size, "--batch-size", help="Sequences per generate call."),
+    prompt_tokens: int = typer.Option(
+        RunConfig.prompt_tokens, "--prompt-tokens", help="Prompt length in tokens (fixed, seeded ids)."
+    ),
+    new_tokens: int = typer.Option(
+        RunConfig.new_tokens, "--new-tokens", help="Tokens generated per sequence per call (exactly)."
+    ),
+    window_s: float = typer.Option(
+        RunConfig.window_s, "--window-s", help="Minimum length of a measurement window, in s."
+    ),
+    warmup_windows: int = typer.Option(
+        RunConfig.warmup_windows, "--warmup-windows", help="Windows measured and kept apart per precision."
+    ),
+    min_windows: int = typer.Option(
+        RunConfig.min_windows, "--min-windows", help="Windows before the stopping rule may stop."
+    ),
+    max_windows: int = typer.Option(RunConfig.max_windows, "--max-windows", help="Windows at most per precision."),
+    target_ci: float = typer.Option(
+        RunConfig.target_ci_pct, "--target-ci", help="Stop at this 95% CI half width, in % of J/token."
+    ),
     stack: Stack = typer.Option(
         Stack.EAGER, "--stack", help="eager: plain generate; compiled: static KV cache + torch.compile."
     ),
     order: OrderChoice = typer.Option(
         OrderChoice.AUTO, "--order", help="interleaved when all precisions fit in GPU memory (auto), else blocked."
     ),
-    cooldown_s: float = typer.Option(30.0, "--cooldown-s", help="Pause between precisions when blocked, in s."),
-    idle_s: float = typer.Option(10.0, "--idle-s", help="Idle power measurement, before and after, in s."),
-    idle_settle_s: float = typer.Option(
-        5.0, "--idle-settle-s", help="Wait after a synchronize before each idle reading, in s (recorded)."
+    cooldown_s: float = typer.Option(
+        RunConfig.cooldown_s, "--cooldown-s", help="Pause between precisions when blocked, in s."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the weights (random-init), prompt and window delays."),
-    device_index: int = typer.Option(0, "--device-index", help="NVML index of the GPU to measure."),
+    idle_s: float = typer.Option(RunConfig.idle_s, "--idle-s", help="Idle power measurement, before and after, in s."),
+    idle_settle_s: float = typer.Option(
+        RunConfig.idle_settle_s,
+        "--idle-settle-s",
+        help="Wait after a synchronize before each idle reading, in s (recorded).",
+    ),
+    seed: int = typer.Option(
+        RunConfig.seed, "--seed", help="Seed of the weights (random-init), prompt and window delays."
+    ),
+    device_index: int = typer.Option(
+        RunConfig.device_index, "--device-index", help="NVML index of the GPU to measure."
+    ),
     allow_shared: bool = typer.Option(False, "--allow-shared", help="Measure even if other processes use the GPU."),
     perplexity: bool = typer.Option(False, "--perplexity", help="Also the perplexity on a fixed text (--model)."),
     gc_knob: bool = typer.Option(
-        True,
+        RunConfig.pause_gc,
         "--gc-pause/--no-gc-pause",
         help="--gc-pause: pause Python's garbage collector during measured windows and collect between them; "
         "--no-gc-pause: leave it running (recorded as method.python_gc).",

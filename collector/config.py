@@ -18,7 +18,10 @@ Order = Literal["auto", "interleaved", "blocked"]
 
 @dataclass(frozen=True)
 class RunConfig:
-    """What to measure and how; everything here names the run's state file (see :meth:`identity`)."""
+    """What to measure and how; everything here names the run's state file (see :meth:`identity`).
+
+    The method's defaults are the engine's (:class:`EngineConfig`); the CLI takes its defaults from here.
+    """
 
     precisions: tuple[Precision, ...]
     arch: str | None = None
@@ -26,22 +29,22 @@ class RunConfig:
     batch_size: int = 1
     prompt_tokens: int = 128
     new_tokens: int = 256
-    window_s: float = 10.0
-    warmup_windows: int = 1
-    min_windows: int = 5
-    max_windows: int = 30
-    target_ci_pct: float = 0.5
+    window_s: float = EngineConfig.window_s
+    warmup_windows: int = EngineConfig.warmup_windows
+    min_windows: int = EngineConfig.min_windows
+    max_windows: int = EngineConfig.max_windows
+    target_ci_pct: float = EngineConfig.target_ci_pct
     stack: Stack = Stack.EAGER
     order: Order = "auto"
     cooldown_s: float = 30.0
     idle_s: float = 10.0
     idle_settle_s: float = 5.0
-    seed: int = 0
+    seed: int = EngineConfig.seed
     device_index: int = 0
     allow_shared: bool = False
     perplexity: bool = False
     torch_device: str | None = None
-    pause_gc: bool = True
+    pause_gc: bool = EngineConfig.pause_gc
     cpu_affinity: tuple[int, ...] | None = None
     nice: int | None = None
 
