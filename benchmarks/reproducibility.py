@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="JSON file for the table.")
     parser.add_argument("--processes", type=int, default=3, help="Separate collector processes (default 3).")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="Copy each process's submission here (run-N-<id>.json), to commit it.")  # fmt: skip
     return parser.parse_args(argv[:split]), argv[split + 1 :]
 
 
@@ -93,7 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_gpu(collect_args)
         with tempfile.TemporaryDirectory(prefix="ecocompute-repro-") as tmp:
-            subs = [run_once(collect_args, Path(tmp) / str(i)) for i in range(args.processes)]
+            subs = []
+            for i in range(args.processes):
+                subs.append(run_once(collect_args, Path(tmp) / str(i)))
+                print(f"process {i + 1} of {args.processes} done", flush=True)
+                if args.keep is not None:
+                    (path,) = (Path(tmp) / str(i) / "out").rglob("*.json")
+                    args.keep.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, args.keep / f"run-{i}-{path.name}")
     except EcocomputeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Run queue files one after another on one GPU; the word "overhead" in the list runs the overhead benchmark there.
-# Usage (started with setsid by start.sh): chain.sh GPU QUEUE|overhead [QUEUE|overhead ...]
+# Run queue files and scripts one after another on one GPU: an item ending in .sh is run as `bash ITEM GPU`
+# (a benchmark or the GPU tests), any other item is a queue file for worker.sh.
+# Usage (started with setsid by start.sh): chain.sh GPU ITEM [ITEM ...]
 set -uo pipefail
 gpu=$1; shift
 for item in "$@"; do
-  if [ "$item" = overhead ]; then bash scripts/reference/overhead.sh "$gpu"; else bash scripts/reference/worker.sh "$item" "$gpu"; fi
+  echo "[$(date -u +%FT%TZ)] gpu $gpu: $item"
+  case "$item" in
+    *.sh) bash "$item" "$gpu" ;;
+    *) bash scripts/reference/worker.sh "$item" "$gpu" ;;
+  esac
 done
-echo "chain on GPU $gpu done"
+echo "[$(date -u +%FT%TZ)] chain on GPU $gpu done"

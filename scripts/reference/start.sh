@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the H200 machine: install the carried wheels (ecocompute's own among them), then run a queue of collect commands in the
-# background. Usage: bash scripts/reference/start.sh GPU QUEUE_FILE|overhead ...
+# On the H200 machine: install the carried wheels (ecocompute's own among them), then run queues and scripts
+# on one GPU in the background. Usage: [ECO_CPUS=0-15] bash scripts/reference/start.sh GPU ITEM ... (see chain.sh)
 set -euo pipefail
 gpu=$1
 mkdir -p /tmp/eco/out /tmp/eco/logs /tmp/eco/state /tmp/eco/traces
