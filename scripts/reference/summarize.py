@@ -15,13 +15,14 @@ from pathlib import Path
 import polars as pl
 
 from ecocompute.analysis import change_vs_baseline
-from ecocompute.schema.derive import derive
+from ecocompute.schema.derive import derive, mean_std
 from ecocompute.schema.io import load_submission
-from ecocompute.schema.models import Window
+from ecocompute.schema.models import Submission, Window
 from ecocompute.schema.tables import measurement_rows, measurements_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "runs" / "ecocompute-reference"
+ACCEPTED = ROOT / "submissions" / "ecocompute-reference"
 BEGIN, END = "<!-- BEGIN reference-runs (scripts/reference/summarize.py) -->", "<!-- END reference-runs -->"
 HEADER = (
     "| precision | windows | J/token | 95% CI | CV % | dynamic CV % | tokens/s | GPU util % | static % "
@@ -60,12 +61,89 @@ def submission_section(path: Path) -> str:
         "",
         f"Idle {p.idle.power_w_before:.1f} W before, {p.idle.power_w_after:.1f} W after; "
         f"{p.workload.prompt_tokens} prompt + {p.workload.new_tokens} new tokens; order {p.method.order}; "
-        f"windows of at least {p.method.window_min_s:g} s.",
+        f"windows of at least {p.method.window_min_s:g} s; {_knobs(sub)}.",
         "",
         HEADER,
     ]
     for m in p.measurements:
         lines.append(_row(m.precision.value, m.windows, p.idle.power_w, changes.get(m.precision.value, "baseline")))
+    return "\n".join(lines)
+
+
+def _knobs(sub: Submission) -> str:
+    """The process knobs a submission's method records (None: an older collector that did not record them)."""
+    m = sub.payload.method
+    cpus = "not recorded" if m.cpu_affinity is None else _cpus(m.cpu_affinity)
+    gc = {None: "not recorded", "paused-in-windows": "paused in windows", "running": "running"}[m.python_gc]
+    nice = "not recorded" if m.nice is None else str(m.nice)
+    return f"CPUs {cpus}; niceness {nice}; Python GC {gc}"
+
+
+def _cpus(cpus: list[int]) -> str:
+    """A CPU list as the collector's option takes it: 3, 0-15 or 2,5."""
+    if len(cpus) > 1 and cpus == list(range(cpus[0], cpus[-1] + 1)):
+        return f"{cpus[0]}-{cpus[-1]}"
+    return ",".join(map(str, cpus))
+
+
+def _cv(values: list[float]) -> float:
+    mean, std = mean_std(values)
+    return 100 * std / mean
+
+
+def _cell(sub: Submission, precision: str) -> str:
+    """CV of J/token, of time per token (the host's speed) and of the dynamic part, for one precision."""
+    m = next((x for x in sub.payload.measurements if x.precision.value == precision and x.windows), None)
+    if m is None:
+        return "-"
+    d = derive(m.windows, sub.payload.idle.power_w)
+    s_per_token = _cv([w.duration_s / w.tokens for w in m.windows])
+    return f"{d.cv_pct:.2f} / {s_per_token:.2f} / {d.dynamic_cv_pct:.2f}"
+
+
+KNOB_HEADER = (
+    "| run | shape | stack | batch | window | windows | CPUs | nice | GC | fp16 CV: J/t / s/t / dyn % "
+    "| nf4 CV: J/t / s/t / dyn % | nf4 vs fp16 (95% CI) |\n"
+    "|---|---|---|---:|---:|---:|---|---:|---|---|---|---|"
+)
+
+
+def knob_section(paths: list[Path]) -> str:
+    """One row per run: its knobs, and the spread of fp16 and nf4 split into host speed and GPU energy."""
+    lines = [KNOB_HEADER]
+    for path in paths:
+        sub = load_submission(path)
+        p, m = sub.payload, sub.payload.method
+        change = _changes(measurements_frame(measurement_rows(sub))).get("nf4", "-")
+        n = max(len(x.windows) for x in p.measurements)
+        lines.append(
+            f"| `{path.stem[-8:]}` | {p.workload.architecture} | {p.workload.stack.value} | {p.workload.batch_size} "
+            f"| {m.window_min_s:g} s | {n} | {'-' if m.cpu_affinity is None else _cpus(m.cpu_affinity)} "
+            f"| {'-' if m.nice is None else m.nice} | {'-' if m.python_gc is None else m.python_gc} "
+            f"| {_cell(sub, 'fp16')} | {_cell(sub, 'nf4')} | {change} |"
+        )
+    return "\n".join(lines)
+
+
+def reproducibility_section(paths: list[Path]) -> str:
+    """The same configuration in separate collector processes: each one's mean J/token, and their spread."""
+    groups: dict[str, list[Submission]] = {}
+    for path in paths:
+        sub = load_submission(path)
+        w = sub.payload.workload
+        key = f"{w.architecture} · {w.stack.value} · batch {w.batch_size}"
+        groups.setdefault(key, []).append(sub)
+    lines = ["| configuration | precision | processes | mean J/token per process | spread (max - min) / mean |",
+             "|---|---|---:|---|---:|"]  # fmt: skip
+    for key, subs in groups.items():
+        for precision in sorted({m.precision.value for s in subs for m in s.payload.measurements}):
+            means = [
+                derive(m.windows, s.payload.idle.power_w).j_per_token_mean
+                for s in subs for m in s.payload.measurements if m.precision.value == precision and m.windows
+            ]  # fmt: skip
+            spread = 100 * (max(means) - min(means)) / (sum(means) / len(means))
+            lines.append(f"| {key} | {precision} | {len(means)} | {', '.join(f'{v:.4f}' for v in means)} "
+                         f"| {spread:.2f}% |")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -99,7 +177,15 @@ def checkpoint_section(path: Path) -> str:
 
 def render() -> str:
     """The whole markdown block, between its markers."""
-    parts = [submission_section(p) for p in sorted((RUNS / "nvidia-h200").glob("*.json"))]
+    finished = sorted((RUNS / "nvidia-h200").glob("*.json"))
+    accepted = sorted(ACCEPTED.rglob("*.json"))
+    parts = ["### Spread by run and knob", "CV of J/token, of seconds per token (the host's speed) and of the "
+             "dynamic (idle-subtracted) J/token, between measured windows; `-`: not recorded or not measured.",
+             knob_section(finished + accepted),
+             "### The same configuration in separate collector processes (`submissions/`)",
+             reproducibility_section(accepted),
+             "### Each run"]  # fmt: skip
+    parts += [submission_section(p) for p in finished + accepted]
     parts += [checkpoint_section(p) for p in sorted((RUNS / "checkpoints").glob("*.json"))]
     return BEGIN + "\n\n" + "\n\n".join(parts) + "\n\n" + END
 

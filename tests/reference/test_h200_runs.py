@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ecocompute.schema.derive import integral_diff_pct
+from ecocompute.schema.derive import derive, integral_diff_pct
 from ecocompute.schema.io import load_submission
 from ecocompute.schema.models import Window
 from ecocompute.validate.core import discover, validate_files
@@ -58,6 +58,26 @@ def test_submissions_folder_holds_no_run_that_fails_the_gate() -> None:
     paths = discover(ROOT / "submissions")
     results = validate_files(paths, allowed_signers=SIGNERS, submissions_root=ROOT / "submissions")
     assert all(r.accepted for r in results), [(r.path, [f.code for f in r.errors]) for r in results]
+
+
+def test_reproducibility_result_is_what_its_committed_submissions_give() -> None:
+    """benchmarks/results/reproducibility-*.json names its runs; they are in submissions/ and give its figures."""
+    results = sorted((ROOT / "benchmarks" / "results").glob("reproducibility-*.json"))
+    assert results
+    by_id = {load_submission(p).payload.submission_id: load_submission(p) for p in discover(ROOT / "submissions")}
+    for path in results:
+        result = json.loads(path.read_text())
+        subs = [by_id[i] for i in result["submission_ids"]]
+        assert len(subs) == result["processes"] >= 3
+        for row in result["table"]:
+            means = [
+                derive(m.windows, s.payload.idle.power_w).j_per_token_mean
+                for s in subs for m in s.payload.measurements if m.precision.value == row["precision"]
+            ]  # fmt: skip
+            assert means == pytest.approx(row["j_per_token_means"], rel=1e-9)
+            spread = 100 * (max(means) - min(means)) / (sum(means) / len(means))
+            assert spread == pytest.approx(row["spread_pct"], rel=1e-9)
+            assert row["within"] == (spread <= row["tolerance_pct"])
 
 
 @pytest.mark.parametrize("doc", ["docs/method.md"])
