@@ -147,6 +147,47 @@ def reproducibility_section(paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
+SWEEP_SHAPES = ("Qwen2.5-0.5B", "TinyLlama-1.1B", "Qwen2.5-1.5B", "Qwen2.5-3B", "Qwen2.5-7B", "Llama-3.1-8B",
+                "Qwen2.5-14B", "Qwen2.5-32B")  # fmt: skip
+SWEEP_PRECISIONS = ("fp16", "bf16", "nf4", "int8", "int8-t0")
+SWEEP_CONFIGS = (("eager", 1, SWEEP_PRECISIONS), ("eager", 8, SWEEP_PRECISIONS), ("compiled", 1, SWEEP_PRECISIONS[:3]))
+
+
+def sweep_section(paths: list[Path]) -> str:
+    """Issue 6's sweep, cell by cell: CV where measured (and where it is kept), the error where it failed."""
+    found: dict[tuple[str, str, int, str], list[str]] = {}
+    for path in paths:
+        sub = load_submission(path)
+        w = sub.payload.workload
+        where = "submissions" if path.is_relative_to(ACCEPTED) else "runs"
+        for m in sub.payload.measurements:
+            key = (w.architecture or "", w.stack.value, w.batch_size, m.precision.value)
+            if m.windows:
+                cell = f"{derive(m.windows, sub.payload.idle.power_w).cv_pct:.1f}% ({where})"
+            else:
+                cell = f"error: {m.error}"
+            found.setdefault(key, []).append(cell)
+    lines = ["| shape | stack | batch | " + " | ".join(SWEEP_PRECISIONS) + " |",
+             "|---|---|---:|" + "---|" * len(SWEEP_PRECISIONS)]  # fmt: skip
+    missing = 0
+    for shape in SWEEP_SHAPES:
+        for stack, batch, precisions in SWEEP_CONFIGS:
+            cells = []
+            for precision in SWEEP_PRECISIONS:
+                if precision not in precisions:
+                    cells.append("n/a")
+                    continue
+                got = found.get((shape, stack, batch, precision))
+                missing += got is None
+                cells.append("; ".join(got) if got else "not yet measured")
+            lines.append(f"| {shape} | {stack} | {batch} | " + " | ".join(cells) + " |")
+    cells_total = len(SWEEP_SHAPES) * sum(len(p) for _, _, p in SWEEP_CONFIGS)
+    lines.append("")
+    lines.append(f"{cells_total - missing} of {cells_total} cells measured; a cell shows the CV of J/token of each "
+                 "run that measured it, and where the run is kept.")  # fmt: skip
+    return "\n".join(lines)
+
+
 def checkpoint_section(path: Path) -> str:
     """A table for one unfinished run's checkpoint (idle power after was never measured: before only)."""
     state = json.loads(path.read_text(encoding="utf-8"))
@@ -184,6 +225,8 @@ def render() -> str:
              knob_section(finished + accepted),
              "### The same configuration in separate collector processes (`submissions/`)",
              reproducibility_section(accepted),
+             "### The sweep of issue 6, cell by cell",
+             sweep_section(finished + accepted),
              "### Each run"]  # fmt: skip
     parts += [submission_section(p) for p in finished + accepted]
     parts += [checkpoint_section(p) for p in sorted((RUNS / "checkpoints").glob("*.json"))]
