@@ -167,7 +167,7 @@ class Engine:
         others = self.other_gpu_processes()
         power_limit_w = self.gpu.power_limit_w()
         temp_start_c = self.gpu.temperature_c()
-        cpu0_s, steal0_s = host.process_cpu_s(), host.host_steal_s()
+        cpu0_s, steal0_s, busy0_s = host.process_cpu_s(), host.host_steal_s(), host.host_busy_s()
         compiles0 = _call(runner.compile_events)
         started_at = self.clock.utc_now()
         with gc_paused(self.config.pause_gc):
@@ -178,10 +178,12 @@ class Engine:
             self.sampler.sample_now()
             t1, e1 = self.read_counter()
         compiles1 = _call(runner.compile_events)
-        cpu1_s, steal1_s = host.process_cpu_s(), host.host_steal_s()
+        cpu1_s, steal1_s, busy1_s = host.process_cpu_s(), host.host_steal_s(), host.host_busy_s()
         temp_end_c = self.gpu.temperature_c()
         power = self.sampler.window(t0, t1)
         steal_s = None if steal0_s is None or steal1_s is None else max(0.0, steal1_s - steal0_s)
+        own_cpu_s = max(0.0, cpu1_s - cpu0_s)
+        busy_cpus = host.others_busy_cpus(busy0_s, busy1_s, own_cpu_s, t1 - t0)
         return Window(
             index=index,
             started_at=started_at,
@@ -195,13 +197,14 @@ class Engine:
             sm_clock_mhz_mean=round(power.sm_clock_mhz_mean, 3),
             throttle_reasons=power.throttle_reasons,
             gpu_util_pct_mean=round(power.util_pct_mean, 3),
-            process_cpu_s=round(max(0.0, cpu1_s - cpu0_s), 6),
+            process_cpu_s=round(own_cpu_s, 6),
             host_steal_s=None if steal_s is None else round(steal_s, 6),
             power_samples=power.samples,
             delay_s=delay_s,
             other_gpu_processes=others,
             power_limit_w=power_limit_w,
             recompiles=None if compiles0 is None or compiles1 is None else max(0, compiles1 - compiles0),
+            host_others_busy_cpus=None if busy_cpus is None else round(busy_cpus, 3),
         )
 
     def _generate_for(self, runner: Runner, t0: float, min_calls: int) -> tuple[int, int]:

@@ -1,7 +1,8 @@
-"""The host side of a window: this process's CPU time, the host's steal time, and what the CPU is.
+"""The host side of a window: this process's CPU time, the host's steal and busy time, and what the CPU is.
 
 Small-batch decode is host-bound (REFERENCE_GPU.md): a window's CPU time tells a reader whether the
-generating process kept a core busy, and steal time whether a hypervisor took it away. Read from
+generating process kept a core busy, steal time whether a hypervisor took it away, and the host's busy
+time less this process's how much else ran beside it (another GPU's collector, a compiler). Read from
 ``/proc`` and the standard library only (psutil is not required).
 """
 
@@ -22,12 +23,8 @@ def process_cpu_s() -> float:
     return time.process_time()
 
 
-def host_steal_s(proc_stat: Path = PROC_STAT) -> float | None:
-    """Steal time since boot averaged per host CPU, in s; None off Linux.
-
-    The ``cpu`` line of /proc/stat sums all CPUs; it is divided by the number of ``cpuN`` lines, so a
-    window's steal compares with its duration (1 s per s would mean every CPU was taken away all along).
-    """
+def _cpu_times(proc_stat: Path) -> tuple[list[float], int] | None:
+    """The ``cpu`` line of /proc/stat in s (summed over CPUs), and the number of CPUs; None off Linux."""
     try:
         lines = proc_stat.read_text(encoding="ascii").splitlines()
     except OSError:
@@ -35,8 +32,44 @@ def host_steal_s(proc_stat: Path = PROC_STAT) -> float | None:
     first = lines[0].split() if lines else []
     if len(first) < 9 or first[0] != "cpu":
         return None
+    try:
+        ticks = [int(v) for v in first[1:]]
+    except ValueError:
+        return None
     cpus = sum(1 for line in lines if line.startswith("cpu") and line[3:4].isdigit())
-    return int(first[8]) / os.sysconf("SC_CLK_TCK") / max(1, cpus)
+    tick_s = 1.0 / os.sysconf("SC_CLK_TCK")
+    return [t * tick_s for t in ticks], max(1, cpus)
+
+
+def host_steal_s(proc_stat: Path = PROC_STAT) -> float | None:
+    """Steal time since boot averaged per host CPU, in s; None off Linux.
+
+    The ``cpu`` line of /proc/stat sums all CPUs; it is divided by the number of ``cpuN`` lines, so a
+    window's steal compares with its duration (1 s per s would mean every CPU was taken away all along).
+    """
+    found = _cpu_times(proc_stat)
+    return None if found is None else found[0][7] / found[1]
+
+
+def host_busy_s(proc_stat: Path = PROC_STAT) -> float | None:
+    """CPU time the host's CPUs spent busy since boot, summed over CPUs, in s; None off Linux.
+
+    Busy is user + nice + system + irq + softirq (guest time is already inside user); idle, iowait and
+    steal are not. A window's difference, less the generating process's own CPU time and divided by the
+    window's duration, is the number of CPUs that everything else kept busy meanwhile.
+    """
+    found = _cpu_times(proc_stat)
+    if found is None:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq = found[0][:7]
+    return user + nice + system + irq + softirq
+
+
+def others_busy_cpus(busy0_s: float | None, busy1_s: float | None, own_cpu_s: float, duration_s: float) -> float | None:
+    """CPUs kept busy by other processes, averaged over a window (never below 0: /proc/stat counts in ticks)."""
+    if busy0_s is None or busy1_s is None or duration_s <= 0:
+        return None
+    return max(0.0, (busy1_s - busy0_s - own_cpu_s) / duration_s)
 
 
 def cpu_model(cpuinfo: Path = PROC_CPUINFO) -> str:

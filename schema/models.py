@@ -189,6 +189,9 @@ class Window(_Model):
     /proc/stat divided by their number), so it compares with ``duration_s``. ``power_limit_w``: the GPU's
     power limit read from NVML at the window's start. ``recompiles``: torch._dynamo frame compilations
     (compiles and recompiles) during the window; anything above 0 means compiling fell inside it.
+    ``host_others_busy_cpus``: how many of the host's CPUs other processes kept busy, on average over the
+    window (busy time of all CPUs from /proc/stat, less the generating process's CPU time, per second); a
+    collector on another GPU of the same host, or a compiler, shows here. Null: not recorded.
     """
 
     index: Annotated[int, Field(ge=0)]
@@ -210,6 +213,7 @@ class Window(_Model):
     other_gpu_processes: Annotated[int, Field(ge=0)] | None = None
     power_limit_w: Positive | None = Later
     recompiles: Annotated[int, Field(ge=0)] | None = Later
+    host_others_busy_cpus: NonNegative | None = Later
 
 
 class Quality(_Model):

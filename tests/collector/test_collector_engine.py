@@ -171,6 +171,20 @@ def test_each_window_records_the_power_limit_at_its_start(fake_nvml: FakePynvml,
     assert engine.measure_window(FakeRunner(FP16, clock), 1).power_limit_w == 450.0
 
 
+def test_each_window_records_what_else_kept_the_host_busy(
+    fake_nvml: FakePynvml, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ecocompute.collector import host
+
+    busy = iter([500.0, 530.0])  # the host's busy CPU time at the window's start and end: 30 s
+    cpu = iter([1.0, 2.0])  # of which 1 s was this process's
+    monkeypatch.setattr(host, "host_busy_s", lambda: next(busy))
+    monkeypatch.setattr(host, "process_cpu_s", lambda: next(cpu))
+    window = make_engine(clock, EngineConfig(window_s=1.0)).measure_window(FakeRunner(FP16, clock), 0)
+    assert window.process_cpu_s == 1.0
+    assert window.host_others_busy_cpus == pytest.approx(29.0 / window.duration_s, abs=1e-3)
+
+
 def test_idle_power_is_read_after_a_synchronize_and_a_settle(fake_nvml: FakePynvml, clock: VirtualClock) -> None:
     fake_nvml.set_power(300.0)  # the tail of the last window
     start_s = clock.now
