@@ -101,10 +101,19 @@ def _cell(sub: Submission, precision: str) -> str:
     return f"{d.cv_pct:.2f} / {s_per_token:.2f} / {d.dynamic_cv_pct:.2f}"
 
 
+def _others_busy(sub: Submission) -> str:
+    """The range over windows of the CPUs other processes kept busy (``-``: an older collector)."""
+    values = [w.host_others_busy_cpus for m in sub.payload.measurements for w in m.windows]
+    known = [v for v in values if v is not None]
+    if not known:
+        return "-"
+    return f"{min(known):.1f}-{max(known):.1f}"
+
+
 KNOB_HEADER = (
-    "| run | shape | stack | batch | window | windows | CPUs | nice | GC | fp16 CV: J/t / s/t / dyn % "
-    "| nf4 CV: J/t / s/t / dyn % | nf4 vs fp16 (95% CI) |\n"
-    "|---|---|---|---:|---:|---:|---|---:|---|---|---|---|"
+    "| run | shape | stack | batch | window | windows | CPUs | nice | GC | other CPUs busy "
+    "| fp16 CV: J/t / s/t / dyn % | nf4 CV: J/t / s/t / dyn % | nf4 vs fp16 (95% CI) |\n"
+    "|---|---|---|---:|---:|---:|---|---:|---|---|---|---|---|"
 )
 
 
@@ -120,7 +129,7 @@ def knob_section(paths: list[Path]) -> str:
             f"| `{path.stem[-8:]}` | {p.workload.architecture} | {p.workload.stack.value} | {p.workload.batch_size} "
             f"| {m.window_min_s:g} s | {n} | {'-' if m.cpu_affinity is None else _cpus(m.cpu_affinity)} "
             f"| {'-' if m.nice is None else m.nice} | {'-' if m.python_gc is None else m.python_gc} "
-            f"| {_cell(sub, 'fp16')} | {_cell(sub, 'nf4')} | {change} |"
+            f"| {_others_busy(sub)} | {_cell(sub, 'fp16')} | {_cell(sub, 'nf4')} | {change} |"
         )
     return "\n".join(lines)
 
@@ -221,7 +230,8 @@ def render() -> str:
     finished = sorted((RUNS / "nvidia-h200").glob("*.json"))
     accepted = sorted(ACCEPTED.rglob("*.json"))
     parts = ["### Spread by run and knob", "CV of J/token, of seconds per token (the host's speed) and of the "
-             "dynamic (idle-subtracted) J/token, between measured windows; `-`: not recorded or not measured.",
+             "dynamic (idle-subtracted) J/token, between measured windows; other CPUs busy: the range over windows of "
+             "the host CPUs other processes kept busy (`host_others_busy_cpus`); `-`: not recorded or not measured.",
              knob_section(finished + accepted),
              "### The same configuration in separate collector processes (`submissions/`)",
              reproducibility_section(accepted),
