@@ -26,28 +26,35 @@ ACCEPTED = ROOT / "submissions" / "ecocompute-reference"
 BEGIN, END = "<!-- BEGIN reference-runs (scripts/reference/summarize.py) -->", "<!-- END reference-runs -->"
 HEADER = (
     "| precision | windows | J/token | 95% CI | CV % | dynamic CV % | tokens/s | GPU util % | static % "
-    "| counter vs integral, max % | change vs fp16 (95% CI) |\n"
+    "| counter vs integral, max % | change vs baseline (95% CI) |\n"
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 )
 
 
-def _row(precision: str, windows: list[Window], idle_w: float, change: str) -> str:
+def _row(precision: str, windows: list[Window], idle_w: float, change: str, error: str | None = None) -> str:
+    if not windows:
+        return f"| {precision} | 0 | error: {error or 'no windows'} | | | | | | | | |"
     d = derive(windows, idle_w)
-    util = sum(w.gpu_util_pct_mean or 0.0 for w in windows) / len(windows)
+    known = [w.gpu_util_pct_mean for w in windows if w.gpu_util_pct_mean is not None]
+    util = f"{sum(known) / len(known):.0f}" if known else "-"
     ci = "n/a" if d.ci95_pct is None else f"±{d.ci95_pct:.1f}%"
     static = 100 * d.static_j_per_token_mean / d.j_per_token_mean
     return (
         f"| {precision} | {d.n_windows} | {d.j_per_token_mean:.3f} | {ci} | {d.cv_pct:.2f} | {d.dynamic_cv_pct:.2f} "
-        f"| {d.tokens_per_s:.1f} | {util:.0f} | {static:.0f} | {d.integral_diff_pct_max:.2f} | {change} |"
+        f"| {d.tokens_per_s:.1f} | {util} | {static:.0f} | {d.integral_diff_pct_max:.2f} | {change} |"
     )
 
 
 def _changes(frame: pl.DataFrame) -> dict[str, str]:
+    """Each precision's change against its submission's baseline (FP16, else BF16), naming that baseline."""
     changes = change_vs_baseline(frame)
-    return {
-        r["precision"]: f"{r['change_pct']:+.1f}% ({r['ci95_low_pct']:+.1f} .. {r['ci95_high_pct']:+.1f})"
+    found = {
+        r["precision"]: f"{r['change_pct']:+.1f}% vs {r['baseline_precision']} "
+        f"({r['ci95_low_pct']:+.1f} .. {r['ci95_high_pct']:+.1f})"
         for r in changes.iter_rows(named=True)
     }
+    found.update({r["baseline_precision"]: "baseline" for r in changes.iter_rows(named=True)})
+    return found
 
 
 def submission_section(path: Path) -> str:
@@ -57,7 +64,7 @@ def submission_section(path: Path) -> str:
     changes = _changes(measurements_frame(measurement_rows(sub)))
     lines = [
         f"#### {p.workload.architecture} · {p.workload.stack.value} · batch {p.workload.batch_size} · "
-        f"`{path.relative_to(ROOT)}`",
+        f"`{_shown(path)}`",
         "",
         f"Idle {p.idle.power_w_before:.1f} W before, {p.idle.power_w_after:.1f} W after; "
         f"{p.workload.prompt_tokens} prompt + {p.workload.new_tokens} new tokens; order {p.method.order}; "
@@ -66,8 +73,13 @@ def submission_section(path: Path) -> str:
         HEADER,
     ]
     for m in p.measurements:
-        lines.append(_row(m.precision.value, m.windows, p.idle.power_w, changes.get(m.precision.value, "baseline")))
+        lines.append(_row(m.precision.value, m.windows, p.idle.power_w, changes.get(m.precision.value, "-"), m.error))
     return "\n".join(lines)
+
+
+def _shown(path: Path) -> str:
+    """A path as the page shows it: relative to the repository when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def _knobs(sub: Submission) -> str:
@@ -112,7 +124,7 @@ def _others_busy(sub: Submission) -> str:
 
 KNOB_HEADER = (
     "| run | shape | stack | batch | window | windows | CPUs | nice | GC | other CPUs busy "
-    "| fp16 CV: J/t / s/t / dyn % | nf4 CV: J/t / s/t / dyn % | nf4 vs fp16 (95% CI) |\n"
+    "| fp16 CV: J/t / s/t / dyn % | nf4 CV: J/t / s/t / dyn % | nf4 vs baseline (95% CI) |\n"
     "|---|---|---|---:|---:|---:|---|---:|---|---|---|---|---|"
 )
 
@@ -134,14 +146,16 @@ def knob_section(paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
-def reproducibility_section(paths: list[Path]) -> str:
-    """The same configuration in separate collector processes: each one's mean J/token, and their spread."""
+def reproducibility_section(results: list[Path], paths: list[Path]) -> str:
+    """Each reproducibility benchmark result: its runs (found among ``paths`` by id), their means and spread."""
+    by_id = {sub.payload.submission_id: sub for sub in map(load_submission, paths)}
     groups: dict[str, list[Submission]] = {}
-    for path in paths:
-        sub = load_submission(path)
-        w = sub.payload.workload
-        key = f"{w.architecture} · {w.stack.value} · batch {w.batch_size}"
-        groups.setdefault(key, []).append(sub)
+    for result in results:
+        ids = json.loads(result.read_text(encoding="utf-8"))["submission_ids"]
+        subs = [by_id[i] for i in ids if i in by_id]
+        w = subs[0].payload.workload if subs else None
+        what = "runs not committed" if w is None else f"{w.architecture} · {w.stack.value} · batch {w.batch_size}"
+        groups[f"`{result.name}`: {what}"] = subs
     lines = ["| configuration | precision | processes | mean J/token per process | spread (max - min) / mean |",
              "|---|---|---:|---|---:|"]  # fmt: skip
     for key, subs in groups.items():
@@ -150,6 +164,8 @@ def reproducibility_section(paths: list[Path]) -> str:
                 derive(m.windows, s.payload.idle.power_w).j_per_token_mean
                 for s in subs for m in s.payload.measurements if m.precision.value == precision and m.windows
             ]  # fmt: skip
+            if not means:
+                continue
             spread = 100 * (max(means) - min(means)) / (sum(means) / len(means))
             lines.append(f"| {key} | {precision} | {len(means)} | {', '.join(f'{v:.4f}' for v in means)} "
                          f"| {spread:.2f}% |")  # fmt: skip
@@ -187,13 +203,13 @@ def sweep_section(paths: list[Path]) -> str:
                     cells.append("n/a")
                     continue
                 got = found.get((shape, stack, batch, precision))
-                missing += got is None
+                missing += not any(not cell.startswith("error:") for cell in got or [])  # no run with windows
                 cells.append("; ".join(got) if got else "not yet measured")
             lines.append(f"| {shape} | {stack} | {batch} | " + " | ".join(cells) + " |")
     cells_total = len(SWEEP_SHAPES) * sum(len(p) for _, _, p in SWEEP_CONFIGS)
     lines.append("")
     lines.append(f"{cells_total - missing} of {cells_total} cells measured; a cell shows the CV of J/token of each "
-                 "run that measured it, and where the run is kept.")  # fmt: skip
+                 "run that measured it and where the run is kept, or the error of a run where it failed.")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -203,7 +219,7 @@ def checkpoint_section(path: Path) -> str:
     config, idle_w = state["config"], float(state["idle_power_w_before"])
     lines = [
         f"#### {config['arch']} · {config['stack']} · batch {config['batch_size']} · unfinished · "
-        f"`{path.relative_to(ROOT)}`",
+        f"`{_shown(path)}`",
         "",
         f"Stopped by the end of the machine's lease; idle {idle_w:.1f} W before (none after), so the static part "
         "uses the idle power before only. Not a submission: kept as the raw record it is.",
@@ -220,7 +236,7 @@ def checkpoint_section(path: Path) -> str:
         change = "baseline"
         if base is not None and precision != "fp16":
             ratio = derive(windows, idle_w).j_per_token_mean / derive(base, idle_w).j_per_token_mean
-            change = f"{100 * (ratio - 1):+.1f}% (no CI: unfinished)"
+            change = f"{100 * (ratio - 1):+.1f}% vs fp16 (no CI: unfinished)"
         lines.append(_row(precision, windows, idle_w, change))
     return "\n".join(lines)
 
@@ -234,7 +250,8 @@ def render() -> str:
              "the host CPUs other processes kept busy (`host_others_busy_cpus`); `-`: not recorded or not measured.",
              knob_section(finished + accepted),
              "### The same configuration in separate collector processes (`submissions/`)",
-             reproducibility_section(accepted),
+             reproducibility_section(sorted((ROOT / "benchmarks" / "results").glob("reproducibility-*.json")),
+                                     accepted + finished),
              "### The sweep of issue 6, cell by cell",
              sweep_section(finished + accepted),
              "### Each run"]  # fmt: skip

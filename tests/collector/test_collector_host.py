@@ -62,4 +62,4 @@ def test_a_busy_neighbour_shows_on_this_host() -> None:
     finally:
         child.wait()
     busy = host.others_busy_cpus(b0, b1, c1 - c0, t1 - t0)
-    assert busy is not None and busy >= 0.7  # the spinning child, plus whatever else the machine runs
+    assert busy is not None and busy >= 0.5  # the spinning child (a CPU-capped runner may give it less than 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -87,3 +88,24 @@ def test_docs_figures_are_recomputed_from_the_committed_windows(doc: str) -> Non
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+
+
+def test_summary_shows_a_failed_precision_instead_of_crashing(tmp_path: Path) -> None:
+    """A sweep run where a precision failed (e.g. out of memory at 32B) gets an error row and an error cell."""
+    spec = importlib.util.spec_from_file_location("summarize", ROOT / "scripts" / "reference" / "summarize.py")
+    assert spec is not None and spec.loader is not None
+    summarize = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summarize)
+    doc = json.loads(FINISHED[0].read_text())
+    failed = doc["payload"]["measurements"][0]  # fp16: the baseline, so the others compare with bf16
+    failed.update(windows=[], warmup=[], error="OutOfMemoryError: CUDA out of memory")
+    path = tmp_path / FINISHED[0].name
+    path.write_text(json.dumps(doc))
+    section = summarize.submission_section(path)
+    assert "| fp16 | 0 | error: OutOfMemoryError: CUDA out of memory |" in section
+    assert "| bf16 |" in section and "baseline |" in section and "vs bf16 (" in section
+    arch = doc["payload"]["workload"]["architecture"]
+    sweep = summarize.sweep_section([path])
+    row = next(line for line in sweep.splitlines() if line.startswith(f"| {arch} | eager | 1 |"))
+    assert "error: OutOfMemoryError" in row.split("|")[4]  # the fp16 cell
+    assert "4 of 104 cells measured" in sweep  # bf16, nf4, int8 and int8-t0; not the failed fp16
