@@ -63,8 +63,7 @@ def submission_section(path: Path) -> str:
     p = sub.payload
     changes = _changes(measurements_frame(measurement_rows(sub)))
     lines = [
-        f"#### {p.workload.architecture} · {p.workload.stack.value} · batch {p.workload.batch_size} · "
-        f"`{_shown(path)}`",
+        f"#### {p.workload.architecture} · {p.workload.stack.value} · batch {p.workload.batch_size} · `{_shown(path)}`",
         "",
         f"Idle {p.idle.power_w_before:.1f} W before, {p.idle.power_w_after:.1f} W after; "
         f"{p.workload.prompt_tokens} prompt + {p.workload.new_tokens} new tokens; order {p.method.order}; "
@@ -218,8 +217,7 @@ def checkpoint_section(path: Path) -> str:
     state = json.loads(path.read_text(encoding="utf-8"))
     config, idle_w = state["config"], float(state["idle_power_w_before"])
     lines = [
-        f"#### {config['arch']} · {config['stack']} · batch {config['batch_size']} · unfinished · "
-        f"`{_shown(path)}`",
+        f"#### {config['arch']} · {config['stack']} · batch {config['batch_size']} · unfinished · `{_shown(path)}`",
         "",
         f"Stopped by the end of the machine's lease; idle {idle_w:.1f} W before (none after), so the static part "
         "uses the idle power before only. Not a submission: kept as the raw record it is.",
