@@ -31,6 +31,12 @@ WINDOWS: dict[str, str] = {
     "process_cpu_s": "recorded, s: CPU time of the generating process (host-bound when close to duration_s)",
     "host_steal_s": "recorded, s: CPU steal time of the host during the window",
     "delay_s": "recorded, s: the random 0-100 ms delay before the window",
+    "power_samples": "recorded: power readings the 10 Hz thread took during the window",
+    "other_gpu_processes": "recorded: other processes on the GPU at the window's start (0 unless --allow-shared)",
+    "power_limit_w": "recorded, W: the GPU's power limit at the window's start (null: older collector)",
+    "recompiles": "recorded: torch.compile compilations inside the window (null: older collector or eager runner)",
+    "host_others_busy_cpus": "recorded, CPUs: host CPUs other processes kept busy, mean over the window (null: older "
+    "collector)",
 }
 
 MEASUREMENTS: dict[str, str] = {

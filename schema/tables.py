@@ -43,6 +43,11 @@ class WindowsTable(pa.DataFrameModel):
     process_cpu_s: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
     host_steal_s: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
     delay_s: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
+    power_samples: Optional[int] = pa.Field(nullable=True, ge=0)  # noqa: UP045
+    other_gpu_processes: Optional[int] = pa.Field(nullable=True, ge=0)  # noqa: UP045
+    power_limit_w: Optional[float] = pa.Field(nullable=True, gt=0)  # noqa: UP045
+    recompiles: Optional[int] = pa.Field(nullable=True, ge=0)  # noqa: UP045
+    host_others_busy_cpus: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
 
     class Config:
         """Reject unknown columns; coerce nothing silently."""
@@ -179,6 +184,11 @@ def _window_row(sub_id: str, m: Measurement, w: Window, warmup: bool, idle_w: fl
         "process_cpu_s": w.process_cpu_s,
         "host_steal_s": w.host_steal_s,
         "delay_s": w.delay_s,
+        "power_samples": w.power_samples,
+        "other_gpu_processes": w.other_gpu_processes,
+        "power_limit_w": w.power_limit_w,
+        "recompiles": w.recompiles,
+        "host_others_busy_cpus": w.host_others_busy_cpus,
     }
 
 

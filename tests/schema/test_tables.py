@@ -30,6 +30,19 @@ def test_tables_of_a_submission_validate_and_count_every_window() -> None:
     assert submissions["gpu_name"].to_list() == ["NVIDIA H200"]
 
 
+def test_windows_table_carries_the_newer_per_window_records() -> None:
+    """power_limit_w, recompiles and host_others_busy_cpus reach the table; older windows without them give null."""
+    sub = make_submission(15, precisions=("fp16",), n_windows=2)
+    m = sub.payload.measurements[0]
+    newer = m.windows[0].model_copy(update={"power_limit_w": 700.0, "recompiles": 0, "host_others_busy_cpus": 15.2})
+    measured = m.model_copy(update={"windows": [newer, *m.windows[1:]]})
+    sub = sub.model_copy(update={"payload": sub.payload.model_copy(update={"measurements": [measured]})})
+    frame = windows_frame(window_rows(sub)).filter(~pl.col("warmup")).sort("window_index")
+    assert frame["power_limit_w"].to_list() == [700.0, None]
+    assert frame["recompiles"].to_list() == [0, None]
+    assert frame["host_others_busy_cpus"].to_list() == [15.2, None]
+
+
 def test_measurement_figures_come_from_derive() -> None:
     sub = make_submission(12)
     row = measurements_frame(measurement_rows(sub)).row(0, named=True)
