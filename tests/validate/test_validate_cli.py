@@ -178,7 +178,7 @@ def test_changed_since_sees_a_renamed_file(repo: Path, tmp_path: Path, capsys: p
     assert code == 1
     [entry] = json.loads(out)["files"]
     assert entry["path"].endswith("renamed.json")
-    assert {f["code"] for f in entry["findings"]} == {"E-PATH", "W-EXAMPLE"}
+    assert {f["code"] for f in entry["findings"]} == {"E-PATH", "W-EXAMPLE", "W-GPU-UNKNOWN"}  # a synthetic GPU
 
 
 def test_changed_since_unknown_ref_is_exit_2(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

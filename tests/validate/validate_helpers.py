@@ -11,7 +11,7 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 TESTS = Path(__file__).resolve().parents[1]
 EXAMPLE = TESTS / "data" / "example" / "submission.json"
 EXAMPLE_SIGNERS = TESTS / "data" / "example" / "allowed_signers"
-EXAMPLE_RELPATH = Path("example-user/nvidia-h200/20261130T120000Z-5feceb66.json")
+EXAMPLE_RELPATH = Path("example-user/synthetic-example-gpu/20261130T120000Z-5feceb66.json")
 
 
 @dataclass(frozen=True)
