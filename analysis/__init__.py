@@ -19,6 +19,7 @@ _EXPORTS = {
     "change_vs_baseline": "ecocompute.analysis.change",
     "crossover": "ecocompute.analysis.crossovers",
     "jpt_table": "ecocompute.analysis.tables",
+    "stack_table": "ecocompute.analysis.tables",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -51,3 +51,38 @@ def jpt_table(measurements: Any) -> Any:
         jpt_table(load_dataset("ORG/NAME", "measurements", split="train"))
     """
     return like_input(jpt_frame(as_polars(measurements, "measurements")), measurements)
+
+
+STACK_KEYS = ("gpu_name", "batch_size", "weights", "architecture", "params_total", "precision")
+
+
+def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
+    """Polars core of :func:`stack_table`, on :func:`jpt_frame`'s output."""
+    eager = jpt.filter(pl.col("stack") == "eager").select(*STACK_KEYS, pl.col("j_per_token").alias("eager_j_per_token"))
+    compiled = jpt.filter(pl.col("stack") == "compiled").select(
+        *STACK_KEYS, pl.col("j_per_token").alias("compiled_j_per_token")
+    )
+    return (
+        eager.join(compiled, on=list(STACK_KEYS), how="inner")
+        .with_columns((100.0 * (pl.col("compiled_j_per_token") / pl.col("eager_j_per_token") - 1)).alias("change_pct"))
+        .with_columns(
+            pl.col("precision").map_elements(lambda p: precision_rank(p)[0], return_dtype=pl.Int64).alias("_rank")
+        )
+        .sort("gpu_name", "batch_size", "weights", "params_total", "architecture", "_rank", "precision")
+        .drop("_rank")
+    )
+
+
+def stack_table(measurements: Any) -> Any:
+    """J/token of each precision on the eager and on the compiled stack, and the change from compiling, in %.
+
+    One row per GPU x batch x weights x model x precision measured on both stacks. Each side is the mean over the
+    submissions that measured it (:func:`jpt_table`), so the two sides come from different submissions (another
+    hour, perhaps another host): set the change from compiling beside the changes between precisions, which
+    :func:`change_vs_baseline` takes within one submission.
+
+    Example::
+
+        stack_table(load_dataset("ORG/NAME", "measurements", split="train"))
+    """
+    return like_input(stack_frame(jpt_frame(as_polars(measurements, "measurements"))), measurements)

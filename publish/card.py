@@ -12,6 +12,7 @@ import polars as pl
 
 from ecocompute.analysis.change import precision_rank
 from ecocompute.analysis.crossovers import format_params
+from ecocompute.analysis.tables import stack_frame
 from ecocompute.publish.columns import BY_CONFIG
 from ecocompute.publish.figures import FIGURE_KEYS, FigureRef
 from ecocompute.publish.parquet import data_file
@@ -166,6 +167,37 @@ def crossover_section(crossovers: pl.DataFrame, n_boot: int, seed: int) -> str:
     return f"{note}\n\n{_markdown_table(header, rows)}"
 
 
+def stack_section(jpt: pl.DataFrame) -> str:
+    """J/token on the eager and the compiled stack, per model and precision, beside the precision changes above."""
+    both = stack_frame(jpt)
+    if both.height == 0:
+        return "No model has been measured on both the eager and the compiled stack yet."
+    rows = [[r["gpu_name"], str(r["batch_size"]), r["weights"], r["architecture"], r["precision"],
+             f"{r['eager_j_per_token']:.4f}", f"{r['compiled_j_per_token']:.4f}", f"{r['change_pct']:+.1f}%"]
+            for r in both.iter_rows(named=True)]  # fmt: skip
+    header = ["GPU", "batch", "weights", "model", "precision", "eager J/token", "compiled J/token", "compiled vs eager"]
+    note = (
+        "The software stack is a lever on energy per token too: plain `generate` (eager) against a static KV cache "
+        "with `torch.compile` (compiled), for every model and precision measured on both. Each side is the mean "
+        "over its submissions, so the two come from different runs; set the change beside the precision changes "
+        "in the tables above, which are taken within one submission."
+    )
+    return f"{note}\n\n{_markdown_table(header, rows)}"
+
+
+def sensor_section(windows: pl.DataFrame) -> str:
+    """How far NVML's energy counter and the 10 Hz power integral were apart, over every window of this version."""
+    if windows.height == 0:
+        return "No windows yet."
+    worst = windows.sort("integral_diff_pct", descending=True).row(0, named=True)
+    return (
+        f"NVML's energy counter and the 10 Hz integral of its power readings agree within "
+        f"{worst['integral_diff_pct']:.2f}% in every one of the {windows.height} windows of this version (warm-ups "
+        f"included; the validator rejects a window above 5%). The largest gap is in submission "
+        f"`{worst['submission_id']}`, {worst['precision']}, window {worst['window_index']}."
+    )
+
+
 def figures_section(figures: Sequence[FigureRef]) -> str:
     """Each figure as a markdown image with its caption."""
     if not figures:
@@ -195,6 +227,8 @@ def render_card(inputs: CardInputs) -> str:
         seed=inputs.seed,
         jpt_tables=jpt_sections(inputs.jpt, inputs.changes),
         crossover_table=crossover_section(inputs.crossovers, inputs.n_boot, inputs.seed),
+        stack_table=stack_section(inputs.jpt),
+        sensor=sensor_section(inputs.tables.windows),
         figures=figures_section(inputs.figures),
         columns=columns_section(),
         changelog=changelog.replace("## ", "### "),

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from analysis_frames import Sub, frames
 
-from ecocompute.analysis import change_vs_baseline, jpt_table
+from ecocompute.analysis import change_vs_baseline, jpt_table, stack_table
 from ecocompute.analysis.change import ratio_ci95
 from ecocompute.schema.derive import t_quantile_975
 from ecocompute.schema.errors import UsageError
@@ -79,3 +79,16 @@ def test_jpt_table_pools_submissions_of_one_cell() -> None:
     assert eager["n_submissions"] == 2 and eager["j_per_token"] == pytest.approx(3.0)
     assert (eager["j_per_token_min"], eager["j_per_token_max"]) == (2.0, 4.0)
     assert table.filter(pl.col("stack") == "compiled")["j_per_token"].to_list() == [9.0]
+
+
+def test_stack_table_compares_the_stacks_per_model_and_precision() -> None:
+    subs = [Sub("e1", 10**9, {"fp16": [2.0, 2.0], "nf4": [3.0, 3.0]}), Sub("e2", 10**9, {"fp16": [4.0, 4.0]}),
+            Sub("c1", 10**9, {"fp16": [0.75, 0.75], "nf4": [6.0, 6.0]}, stack="compiled"),
+            Sub("c2", 7 * 10**9, {"fp16": [1.0, 1.0]}, stack="compiled"),  # no eager run of this size: no row
+            Sub("c3", 10**9, {"fp16": [1.0, 1.0]}, stack="compiled", batch=8)]  # nor of this batch  # fmt: skip
+    table = stack_table(frames(subs)[0])
+    assert table.select("precision", "eager_j_per_token", "compiled_j_per_token", "change_pct").rows() == [
+        ("fp16", 3.0, 0.75, pytest.approx(-75.0)),  # eager: the mean of e1 and e2
+        ("nf4", 3.0, 6.0, pytest.approx(100.0)),
+    ]
+    assert stack_table(frames(subs[:2])[0]).height == 0  # one stack only

@@ -149,6 +149,7 @@ def test_the_exported_function_is_not_shadowed_by_a_submodule() -> None:
 
     import ecocompute.analysis as package
 
-    for name, module in (("crossover", "crossovers"), ("change_vs_baseline", "change"), ("jpt_table", "tables")):
+    for name, module in (("crossover", "crossovers"), ("change_vs_baseline", "change"), ("jpt_table", "tables"),
+                         ("stack_table", "tables")):  # fmt: skip
         importlib.import_module(f"ecocompute.analysis.{module}")
         assert callable(getattr(package, name)), name

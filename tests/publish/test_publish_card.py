@@ -102,6 +102,17 @@ def test_card_tables_crossover_and_figures(card: str, example_build: BuildResult
         assert (example_build.out / image).read_bytes().startswith(b"\x89PNG")
 
 
+def test_card_sets_the_stack_beside_precision_and_reports_the_sensor(card: str, example_build: BuildResult) -> None:
+    stack = card.split("## Stack against precision")[1].split("## The sensor")[0]
+    # the example set measures fp16, bf16 and nf4 of six sizes on both stacks at batch 1
+    row = r"^\| Synthetic example GPU \| 1 \| random-init \| .+ \| (fp16|bf16|nf4) \|"
+    assert len(re.findall(row, stack, re.M)) == 18
+    windows = pl.read_parquet(example_build.out / "data" / "windows" / "*.parquet")
+    worst = windows["integral_diff_pct"].max()
+    sensor = card.split("## The sensor")[1].split("## Figures")[0]
+    assert f"agree within {worst:.2f}% in every one of the {windows.height} windows" in sensor
+
+
 def test_card_carries_the_changelog(card: str, example_build: BuildResult) -> None:
     assert "### 0.1.0" in card.split("## Changelog", 1)[1]
     assert (example_build.out / "CHANGELOG.md").read_text().startswith("# Changelog of the ecocompute dataset")
