@@ -1,0 +1,82 @@
+"""scripts/reference/land.py: a sitting's archive is signed and filed by the validator's verdict."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import sys
+import tarfile
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+
+from factories import make_key, submission_document
+
+from ecocompute.schema.io import load_document
+from ecocompute.schema.signing import parse_allowed_signers, verify_document
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _land() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("land", ROOT / "scripts" / "reference" / "land.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def _archive(path: Path, files: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _doc(seed: int, cv: float, *, broken: bool = False) -> bytes:
+    created = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+    doc = submission_document(seed, login="ecocompute-reference", cv=cv, example=False, created=created)
+    if broken:  # a counter that disagrees with the power integral by far more than 5%
+        doc["payload"]["measurements"][0]["windows"][0]["energy_j"] *= 1.5
+    return json.dumps(doc).encode()
+
+
+def test_a_sitting_is_signed_and_filed_by_verdict(tmp_path: Path) -> None:
+    land = _land()
+    repo = tmp_path / "repo"
+    (repo / "submissions").mkdir(parents=True)
+    (repo / "submissions" / "allowed_signers").write_text("# allowed signers\n")
+    key = make_key(tmp_path, "sitting")
+    archive = _archive(tmp_path / "eco.tgz", {
+        "out/ecocompute-reference/nvidia-h200/a.json": _doc(1, cv=0.004),
+        "out/reproducibility/run-0-b.json": _doc(2, cv=0.004),
+        "out/ecocompute-reference/nvidia-h200/c.json": _doc(3, cv=0.10),
+        "out/ecocompute-reference/nvidia-h200/d.json": _doc(4, cv=0.004, broken=True),
+        "results/reproducibility-x.json": b"{}\n",
+        "results/pytest-gpu.txt": b"5 passed\n",
+        "logs/worker-0.log": b"chain done\n",
+    })  # fmt: skip
+    landed = land.land([archive], key, "sitting-9", root=repo)
+    assert [p.parent.relative_to(repo).as_posix() for p in landed.accepted] == [
+        "submissions/ecocompute-reference/nvidia-h200"
+    ] * 2
+    (spread,) = landed.spread_only
+    assert spread.parent.relative_to(repo).as_posix() == "runs/ecocompute-reference/nvidia-h200"
+    (refused,) = landed.refused
+    assert refused.startswith("d.json: ") and "E-INTEGRAL" in refused
+    signers = repo / "submissions" / "allowed_signers"
+    assert "ecocompute-reference ssh-ed25519 " in signers.read_text() and "H200 sitting-9" in signers.read_text()
+    allowed = parse_allowed_signers(signers)
+    for path in [*landed.accepted, spread]:
+        assert verify_document(load_document(path), allowed).signer == "ecocompute-reference"
+    assert (repo / "benchmarks" / "results" / "reproducibility-x.json").is_file()
+    logs = repo / "runs" / "ecocompute-reference" / "logs" / "sitting-9"
+    assert (logs / "pytest-gpu.txt").is_file() and (logs / "worker-0.log").is_file()
+    # landing the same archive again changes nothing and adds no second key line
+    again = land.land([archive], key, "sitting-9", root=repo)
+    assert again.accepted == again.spread_only == again.other == []
+    assert signers.read_text().count("ecocompute-reference ") == 1
