@@ -1,31 +1,40 @@
 """Land what a sitting on the H200 brought back: sign every submission, and file each where it belongs.
 
-Run here, in the repository root, after a sitting: each ``eco.tgz`` that ``collect.sh`` wrote (later ones
-hold everything earlier ones did) is unpacked; every submission in it is signed ``ecocompute-reference`` with
-the sitting's key (its public line is appended to ``submissions/allowed_signers`` when missing) and validated
-with the default gate. Accepted ones go to ``submissions/``; ones rejected for their spread alone (E-CV) go to
-``runs/``, where ``docs/method.md`` reports them; any other rejection is printed and the file left out.
-Benchmark results go to ``benchmarks/results/``, worker logs and the GPU tests' output to
-``runs/ecocompute-reference/logs/SITTING/``. Nothing already committed is overwritten.
+Run here, in the repository root, after a sitting, on the ``eco.tgz`` files that ``collect.sh`` wrote (in the
+order they were written). Every submission in them is signed ``ecocompute-reference`` with the sitting's key and
+validated with the default gate: accepted ones go to ``submissions/``; ones rejected for their spread alone
+(E-CV) go to ``runs/``, where ``docs/method.md`` reports them; any other rejection is printed with its findings
+and the file left out. The key's public line (from ``ssh-keygen -y``) is appended to
+``submissions/allowed_signers`` when something signed with it lands. Benchmark results go to
+``benchmarks/results/``, worker logs and the GPU tests' output to ``runs/ecocompute-reference/logs/SITTING/``.
 
-Example: python scripts/reference/land.py /work/.device/4/eco.tgz --key /tmp/refkey --sitting sitting-3
+Everything is checked before anything is written, and every file is written whole (a temporary file and a
+rename). Nothing committed is replaced: a submission already in the tree with the same payload is reported as
+present, one with another payload under the same id is refused; a result whose name is taken by other content
+lands under a name with the sitting in it.
+
+Example: python scripts/reference/land.py /work/.device/3/eco.tgz /work/.device/4/eco.tgz --key /tmp/refkey
+--sitting sitting-3
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import subprocess
 import sys
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import load_submission, write_submission
+from ecocompute.schema.models import Submission
 from ecocompute.schema.paths import submission_relpath
 from ecocompute.schema.signing import sign_submission
-from ecocompute.validate.core import validate_files
+from ecocompute.validate.core import discover, validate_files
 
 SIGNER = "ecocompute-reference"
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,31 +42,160 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass
 class Landed:
-    """Where each file went, for the summary."""
+    """What happened to each file, for the summary."""
 
     accepted: list[Path] = field(default_factory=list)
     spread_only: list[Path] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
     other: list[Path] = field(default_factory=list)
+    present: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
 
 
-def ensure_signer_line(signers: Path, key: Path, sitting: str) -> None:
-    """Append the sitting key's public line to allowed_signers, unless it is there already."""
-    public = Path(f"{key}.pub")
-    if not public.is_file():
-        raise EcocomputeError(f"{public} not found: make the sitting's key with ssh-keygen -t ed25519 -f {key}")
-    key_type, blob = public.read_text(encoding="utf-8").split()[:2]
-    text = signers.read_text(encoding="utf-8")
-    if blob not in text:
-        signers.write_text(text.rstrip("\n") + f"\n{SIGNER} {key_type} {blob} H200 {sitting}\n", encoding="utf-8")
+@dataclass
+class _Found:
+    origin: str  # archive name and the path inside it, for messages
+    path: Path
 
 
-def _copy_new(source: Path, target: Path, landed: Landed) -> None:
-    if target.exists():
-        return
+def public_line(key: Path, sitting: str) -> str:
+    """The allowed_signers line of the sitting's key, derived from the private key itself."""
+    if not key.is_file():
+        raise EcocomputeError(f"{key} not found: make the sitting's key with ssh-keygen -t ed25519 -f {key}")
+    ssh_keygen = shutil.which("ssh-keygen")
+    if ssh_keygen is None:
+        raise EcocomputeError("ssh-keygen is not installed: install OpenSSH (signing needs it too)")
+    proc = subprocess.run([ssh_keygen, "-y", "-f", str(key)], capture_output=True, text=True, check=False)  # noqa: S603
+    parts = proc.stdout.split()
+    if proc.returncode != 0 or len(parts) < 2:
+        raise EcocomputeError(f"{key} is not a usable private key: {proc.stderr.strip() or 'no public key'}")
+    return f"{SIGNER} {parts[0]} {parts[1]} H200 {sitting}\n"
+
+
+def _unpack(archives: list[Path], into: Path) -> list[Path]:
+    """Each archive into its own folder (members that would leave it, or links, are refused)."""
+    folders = []
+    for i, archive in enumerate(archives):
+        folder = into / f"archive-{i}"
+        folder.mkdir()
+        with tarfile.open(archive) as tar:
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(folder, filter="data")
+            else:  # Python < 3.11.4: check by hand what the data filter would
+                for member in tar.getmembers():
+                    name = PurePosixPath(member.name)
+                    if name.is_absolute() or ".." in name.parts or not (member.isfile() or member.isdir()):
+                        raise EcocomputeError(f"{archive}: refusing member {member.name!r}")
+                tar.extractall(folder)  # noqa: S202 - every member checked above
+        folders.append(folder)
+    return folders
+
+
+def _write_copy(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` whole: a temporary file beside it, then a rename."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
-    landed.other.append(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(source, tmp)
+        Path(tmp).replace(target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _committed(root: Path) -> dict[str, Path]:
+    """Submission id -> committed file, over submissions/ and runs/."""
+    found: dict[str, Path] = {}
+    for top in (root / "submissions", root / "runs"):
+        for path in discover(top) if top.is_dir() else []:
+            try:
+                found[load_submission(path).payload.submission_id] = path
+            except EcocomputeError:
+                continue  # not a submission (a checkpoint): nothing to compare with
+    return found
+
+
+def _same_payload(a: Submission, b: Submission) -> bool:
+    return a.payload.model_dump(mode="json") == b.payload.model_dump(mode="json")
+
+
+def _submissions(folders: list[Path], archives: list[Path], landed: Landed) -> dict[str, tuple[_Found, Submission]]:
+    """Every submission of the archives by id; the same id with two payloads is refused."""
+    by_id: dict[str, tuple[_Found, Submission]] = {}
+    conflicts: set[str] = set()
+    for folder, archive in zip(folders, archives, strict=True):
+        for path in sorted((folder / "out").rglob("*.json")) if (folder / "out").is_dir() else []:
+            found = _Found(f"{archive.name}:{path.relative_to(folder)}", path)
+            try:
+                sub = load_submission(path)
+            except EcocomputeError as exc:
+                landed.refused.append(f"{found.origin}: {exc}")
+                continue
+            sub_id = sub.payload.submission_id
+            if sub_id in by_id and not _same_payload(by_id[sub_id][1], sub):
+                landed.refused.append(f"{found.origin}: {sub_id} is also in {by_id[sub_id][0].origin} with "
+                                      "other windows; neither is landed")  # fmt: skip
+                conflicts.add(sub_id)
+            by_id.setdefault(sub_id, (found, sub))
+    return {k: v for k, v in by_id.items() if k not in conflicts}
+
+
+def _stage_submissions(
+    found: dict[str, tuple[_Found, Submission]], key: Path, signers: Path, root: Path, staging: Path, landed: Landed
+) -> list[tuple[Path, Path, list[Path]]]:
+    """Sign and validate each new submission; return (staged file, target, summary list) for those that land."""
+    committed = _committed(root)
+    plan = []
+    for sub_id, (origin, sub) in sorted(found.items()):
+        if sub_id in committed:
+            if _same_payload(load_submission(committed[sub_id]), sub):
+                landed.present.append(f"{origin.origin}: already at {committed[sub_id].relative_to(root)}")
+            else:
+                landed.refused.append(f"{origin.origin}: {sub_id} is committed at "
+                                      f"{committed[sub_id].relative_to(root)} with other windows")  # fmt: skip
+            continue
+        try:
+            signed = sign_submission(sub, key, SIGNER)
+        except EcocomputeError as exc:
+            landed.refused.append(f"{origin.origin}: {exc}")
+            continue
+        relpath = submission_relpath(signed)
+        staged = staging / "submissions" / relpath
+        write_submission(signed, staged)
+        (result,) = validate_files([staged], allowed_signers=signers, submissions_root=staging / "submissions")
+        codes = {f.code for f in result.errors}
+        if result.accepted:
+            plan.append((staged, root / "submissions" / relpath, landed.accepted))
+        elif codes == {"E-CV"}:
+            plan.append((staged, root / "runs" / relpath, landed.spread_only))
+        else:
+            details = "; ".join(f"{f.code} {f.message}" for f in result.errors)
+            landed.refused.append(f"{origin.origin}: {details}")
+    return plan
+
+
+def _stage_others(folders: list[Path], root: Path, sitting: str, landed: Landed) -> list[tuple[Path, Path]]:
+    """Results and logs: a later archive's copy of a file wins (it grew); a taken name gets the sitting's."""
+    chosen: dict[Path, Path] = {}
+    logs = root / "runs" / SIGNER / "logs" / sitting
+    for folder in folders:
+        results = sorted((folder / "results").glob("*")) if (folder / "results").is_dir() else []
+        worker_logs = sorted((folder / "logs").glob("*.log")) if (folder / "logs").is_dir() else []
+        for path in results + worker_logs:
+            in_logs = path.parent.name == "logs" or path.name.startswith("pytest")
+            chosen[(logs if in_logs else root / "benchmarks" / "results") / path.name] = path
+    plan = []
+    for target, source in sorted(chosen.items()):
+        if target.exists():
+            if target.read_bytes() == source.read_bytes():
+                landed.present.append(f"{source.name}: already at {target.relative_to(root)}")
+                continue
+            target = target.with_name(f"{target.stem}-{sitting}{target.suffix}")
+            if target.exists():
+                landed.refused.append(f"{source.name}: {target.relative_to(root)} exists with other content")
+                continue
+        plan.append((source, target))
+    return plan
 
 
 def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> Landed:
@@ -66,47 +204,36 @@ def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> La
     if missing:
         raise EcocomputeError(f"no such archive: {', '.join(missing)} (collect.sh writes eco.tgz into $OUT)")
     signers = root / "submissions" / "allowed_signers"
-    ensure_signer_line(signers, key, sitting)
+    line = public_line(key, sitting)
     landed = Landed()
     with tempfile.TemporaryDirectory(prefix="ecocompute-land-") as tmp:
-        unpacked = Path(tmp)
-        for archive in archives:
-            with tarfile.open(archive) as tar:
-                tar.extractall(unpacked, filter="data")
-        found = sorted((unpacked / "out").rglob("*.json")) if (unpacked / "out").is_dir() else []
-        for path in found:
-            sub = sign_submission(load_submission(path), key, SIGNER)
-            relpath = submission_relpath(sub)
-            staged = unpacked / "staged" / "submissions" / relpath
-            staged.parent.mkdir(parents=True, exist_ok=True)
-            write_submission(sub, staged)
-            (result,) = validate_files([staged], allowed_signers=signers, submissions_root=staged.parents[2])
-            codes = {f.code for f in result.errors}
-            if result.accepted:
-                target, bucket = root / "submissions" / relpath, landed.accepted
-            elif codes == {"E-CV"}:
-                target, bucket = root / "runs" / relpath, landed.spread_only
-            else:
-                landed.refused.append(f"{path.name}: {', '.join(sorted(codes))}")
-                continue
-            if not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(staged, target)
-                bucket.append(target)
-        logs = root / "runs" / SIGNER / "logs" / sitting
-        for path in sorted((unpacked / "results").glob("*")) if (unpacked / "results").is_dir() else []:
-            to_logs = path.name.startswith("pytest")
-            _copy_new(path, (logs if to_logs else root / "benchmarks" / "results") / path.name, landed)
-        for path in sorted((unpacked / "logs").glob("*.log")) if (unpacked / "logs").is_dir() else []:
-            _copy_new(path, logs / path.name, landed)
+        staging = Path(tmp) / "staging"
+        staging.mkdir()
+        staged_signers = staging / "allowed_signers"
+        current = signers.read_text(encoding="utf-8")
+        known = line.split()[2] in current
+        staged_signers.write_text(current if known else current.rstrip("\n") + "\n" + line, encoding="utf-8")
+        folders = _unpack(archives, Path(tmp))
+        found = _submissions(folders, archives, landed)
+        plan = _stage_submissions(found, key, staged_signers, root, staging, landed)
+        others = _stage_others(folders, root, sitting, landed)
+        # everything is checked: now write, the key line first so that every landed file verifies
+        if plan and not known:
+            _write_copy(staged_signers, signers)
+        for staged, target, bucket in plan:
+            _write_copy(staged, target)
+            bucket.append(target)
+        for source, target in others:
+            _write_copy(source, target)
+            landed.other.append(target)
     return landed
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Land the archives; print where each file went. Exit 1 when a submission was refused or on an error."""
+    """Land the archives; print where each file went. Exit 1 when something was refused or on an error."""
     out = sys.stdout.write
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("archives", nargs="+", type=Path, help="eco.tgz files from collect.sh")
+    parser.add_argument("archives", nargs="+", type=Path, help="eco.tgz files from collect.sh, oldest first")
     parser.add_argument("--key", type=Path, required=True, help="the sitting's private key (never committed)")
     parser.add_argument("--sitting", required=True, help="a name for the sitting, e.g. sitting-3")
     args = parser.parse_args(argv)
@@ -120,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         out(f"{label}: {len(paths)}\n")
         for path in paths:
             out(f"  {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}\n")
+    for line in landed.present:
+        out(f"already present: {line}\n")
     for line in landed.refused:
         out(f"refused (left out): {line}\n")
     out("next: python scripts/reference/summarize.py, paste into docs/method.md, commit with allowed_signers\n")
