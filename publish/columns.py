@@ -32,11 +32,12 @@ WINDOWS: dict[str, str] = {
     "host_steal_s": "recorded, s: CPU steal time of the host during the window",
     "delay_s": "recorded, s: the random 0-100 ms delay before the window",
     "power_samples": "recorded: power readings the 10 Hz thread took during the window",
-    "other_gpu_processes": "recorded: other processes on the GPU at the window's start (0 unless --allow-shared)",
+    "other_gpu_processes": "recorded: other processes on the GPU at the window's start (above 0: shared, W-SHARED; "
+    "null: NVML could not list them)",
     "power_limit_w": "recorded, W: the GPU's power limit at the window's start (null: older collector)",
-    "recompiles": "recorded: torch.compile compilations inside the window (null: older collector or eager runner)",
-    "host_others_busy_cpus": "recorded, CPUs: host CPUs other processes kept busy, mean over the window (null: older "
-    "collector)",
+    "recompiles": "recorded: torch._dynamo compilations inside the window, eager included (null: older collector)",
+    "host_others_busy_cpus": "recorded, CPUs: host CPUs other processes kept busy, mean over the window (null: "
+    "older collector, or no /proc/stat)",
 }
 
 MEASUREMENTS: dict[str, str] = {

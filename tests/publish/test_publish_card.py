@@ -105,12 +105,24 @@ def test_card_tables_crossover_and_figures(card: str, example_build: BuildResult
 def test_card_sets_the_stack_beside_precision_and_reports_the_sensor(card: str, example_build: BuildResult) -> None:
     stack = card.split("## Stack against precision")[1].split("## The sensor")[0]
     # the example set measures fp16, bf16 and nf4 of six sizes on both stacks at batch 1
-    row = r"^\| Synthetic example GPU \| 1 \| random-init \| .+ \| (fp16|bf16|nf4) \|"
+    row = r"^\| Synthetic example GPU \| 1 \| random-init \| .+ \| .+ \| (fp16|bf16|nf4) \|"
     assert len(re.findall(row, stack, re.M)) == 18
-    windows = pl.read_parquet(example_build.out / "data" / "windows" / "*.parquet")
+    windows = pl.read_parquet(example_build.out / "data" / "windows" / "*.parquet").filter(~pl.col("warmup"))
     worst = windows["integral_diff_pct"].max()
     sensor = card.split("## The sensor")[1].split("## Figures")[0]
-    assert f"agree within {worst:.2f}% in every one of the {windows.height} windows" in sensor
+    assert f"agree within {worst:.2f}% in every one of the {windows.height} measured windows" in sensor
+
+
+def test_sensor_sentence_is_about_measured_windows_as_the_validator_checks_them() -> None:
+    from ecocompute.publish.card import sensor_section
+
+    windows = pl.DataFrame({
+        "submission_id": ["s", "s", "s"], "precision": ["fp16"] * 3, "window_index": [0, 0, 1],
+        "warmup": [True, False, False], "integral_diff_pct": [30.0, 1.0, 0.5],
+    })  # fmt: skip
+    text = sensor_section(windows)
+    assert "within 1.00% in every one of the 2 measured windows" in text and "measured window 0." in text
+    assert sensor_section(windows.filter(pl.col("warmup"))) == "No measured windows yet."
 
 
 def test_card_carries_the_changelog(card: str, example_build: BuildResult) -> None:
