@@ -20,7 +20,6 @@ Example: python scripts/reference/land.py /work/.device/3/eco.tgz /work/.device/
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ecocompute.schema.errors import EcocomputeError
-from ecocompute.schema.io import load_submission, write_submission
+from ecocompute.schema.io import load_submission, write_bytes_atomic, write_submission
 from ecocompute.schema.models import Submission
 from ecocompute.schema.paths import submission_relpath
 from ecocompute.schema.signing import sign_submission
@@ -88,19 +87,6 @@ def _unpack(archives: list[Path], into: Path) -> list[Path]:
                 tar.extractall(folder)  # noqa: S202 - every member checked above
         folders.append(folder)
     return folders
-
-
-def _write_copy(source: Path, target: Path) -> None:
-    """Copy ``source`` to ``target`` whole: a temporary file beside it, then a rename."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(source, tmp)
-        Path(tmp).replace(target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _committed(root: Path) -> dict[str, Path]:
@@ -219,12 +205,12 @@ def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> La
         others = _stage_others(folders, root, sitting, landed)
         # everything is checked: now write, the key line first so that every landed file verifies
         if plan and not known:
-            _write_copy(staged_signers, signers)
+            write_bytes_atomic(signers, staged_signers.read_bytes())
         for staged, target, bucket in plan:
-            _write_copy(staged, target)
+            write_bytes_atomic(target, staged.read_bytes())
             bucket.append(target)
         for source, target in others:
-            _write_copy(source, target)
+            write_bytes_atomic(target, source.read_bytes())
             landed.other.append(target)
     return landed
 
