@@ -7,15 +7,29 @@ measurement. Figures follow the shapes seen on the reference H200 so that checks
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import random
 import subprocess
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ecocompute.schema.models import Submission
 from ecocompute.schema.signing import sign_submission
+
+
+def load_script(path: Path) -> ModuleType:
+    """Import a script that is not in a package (benchmarks/, scripts/) as a module named after its file."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass in it looks its module up by name
+    spec.loader.exec_module(module)
+    return module
+
 
 BASE_JPT = {"fp16": 2.07, "bf16": 2.09, "nf4": 2.72, "nf4-dq": 2.80, "int8": 6.14, "int8-t0": 4.18, "fp4": 2.70}
 BNB = {

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from collector_fakes import FakePynvml
+from factories import load_script
 
 from ecocompute.collector.clock import SystemClock
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "collector_overhead.py"
-
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("collector_overhead", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_abba_windows_and_summary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -31,7 +22,7 @@ def test_abba_windows_and_summary(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     out = tmp_path / "overhead.json"
     args = ["--out", str(out), "--arch", "tiny-llama-test", "--windows", "4", "--window-s", "0.3",
             "--new-tokens", "4", "--weights-cache", str(tmp_path / "w"), "--torch-device", "cpu"]  # fmt: skip
-    assert load_script().main(args) == 0
+    assert load_script(SCRIPT).main(args) == 0
     result = json.loads(out.read_text())
     assert [w["arm"] for w in result["windows"]] == ["on", "off", "off", "on"]
     assert all(w["usage_integral_vs_counter_pct"] is None for w in result["windows"] if w["arm"] == "off")

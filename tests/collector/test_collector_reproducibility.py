@@ -2,33 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from factories import make_submission
+from factories import load_script, make_submission
 
 from ecocompute.schema.derive import derive
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "reproducibility.py"
 
 
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("reproducibility", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_table_spread_and_tolerance() -> None:
     subs = [make_submission(seed) for seed in range(3)]
-    rows = load_script().table(subs)
+    rows = load_script(SCRIPT).table(subs)
     assert [r["precision"] for r in rows] == ["fp16", "nf4"]
     fp16 = rows[0]
     means = [derive(s.payload.measurements[0].windows, s.payload.idle.power_w).j_per_token_mean for s in subs]
@@ -37,9 +27,9 @@ def test_table_spread_and_tolerance() -> None:
     assert (fp16["gpu_bound"], fp16["tolerance_pct"]) == (False, 2.0)
     assert fp16["within"] == (fp16["spread_pct"] <= 2.0)
     compiled = [make_submission(seed, stack="compiled") for seed in range(3)]
-    assert load_script().table(compiled)[0]["tolerance_pct"] == 1.0
+    assert load_script(SCRIPT).table(compiled)[0]["tolerance_pct"] == 1.0
     batched = [make_submission(seed, batch=8) for seed in range(3)]
-    assert load_script().table(batched)[0]["gpu_bound"] is True
+    assert load_script(SCRIPT).table(batched)[0]["gpu_bound"] is True
 
 
 def test_without_the_gpu_it_stops_with_one_line(tmp_path: Path) -> None:

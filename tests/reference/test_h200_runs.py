@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from factories import load_script
 
 from ecocompute.schema.derive import derive, integral_diff_pct
 from ecocompute.schema.io import load_submission
@@ -92,10 +92,7 @@ def test_docs_figures_are_recomputed_from_the_committed_windows(doc: str) -> Non
 
 def test_summary_shows_a_failed_precision_instead_of_crashing(tmp_path: Path) -> None:
     """A sweep run where a precision failed (e.g. out of memory at 32B) gets an error row and an error cell."""
-    spec = importlib.util.spec_from_file_location("summarize", ROOT / "scripts" / "reference" / "summarize.py")
-    assert spec is not None and spec.loader is not None
-    summarize = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(summarize)
+    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
     doc = json.loads(FINISHED[0].read_text())
     failed = doc["payload"]["measurements"][0]  # fp16: the baseline, so the others compare with bf16
     failed.update(windows=[], warmup=[], error="OutOfMemoryError: CUDA out of memory")

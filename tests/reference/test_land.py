@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
-import sys
 import tarfile
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from factories import make_key, submission_document
+from factories import load_script, make_key, submission_document
 
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import load_document
@@ -22,12 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _land() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("land", ROOT / "scripts" / "reference" / "land.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up by name
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "reference" / "land.py")
 
 
 def _archive(path: Path, files: dict[str, bytes]) -> Path:
