@@ -167,7 +167,7 @@ class Engine:
         others = self.other_gpu_processes()
         power_limit_w = self.gpu.power_limit_w()
         temp_start_c = self.gpu.temperature_c()
-        cpu0_s, steal0_s, busy0_s = host.process_cpu_s(), host.host_steal_s(), host.host_busy_s()
+        cpu0_s, (steal0_s, busy0_s) = host.process_cpu_s(), host.host_cpu_s()
         compiles0 = _call(runner.compile_events)
         started_at = self.clock.utc_now()
         with gc_paused(self.config.pause_gc):
@@ -178,7 +178,7 @@ class Engine:
             self.sampler.sample_now()
             t1, e1 = self.read_counter()
         compiles1 = _call(runner.compile_events)
-        cpu1_s, steal1_s, busy1_s = host.process_cpu_s(), host.host_steal_s(), host.host_busy_s()
+        cpu1_s, (steal1_s, busy1_s) = host.process_cpu_s(), host.host_cpu_s()
         temp_end_c = self.gpu.temperature_c()
         power = self.sampler.window(t0, t1)
         steal_s = None if steal0_s is None or steal1_s is None else max(0.0, steal1_s - steal0_s)

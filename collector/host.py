@@ -23,46 +23,39 @@ def process_cpu_s() -> float:
     return time.process_time()
 
 
-def _cpu_times(proc_stat: Path) -> tuple[list[float], int] | None:
-    """The ``cpu`` line of /proc/stat in s (summed over CPUs), and the number of CPUs; None off Linux."""
+def host_cpu_s(proc_stat: Path = PROC_STAT) -> tuple[float | None, float | None]:
+    """``(steal, busy)`` since boot from one read of /proc/stat, in s; ``(None, None)`` off Linux.
+
+    Steal is averaged per host CPU: the ``cpu`` line sums all CPUs, and it is divided by the number of
+    ``cpuN`` lines, so a window's steal compares with its duration (1 s per s would mean every CPU was taken
+    away all along). Busy is summed over CPUs: user + nice + system + irq + softirq (guest time is already
+    inside user); idle, iowait and steal are not. A window's busy difference, less the generating process's
+    own CPU time and divided by the window's duration, is the number of CPUs that everything else kept busy.
+    """
     try:
         lines = proc_stat.read_text(encoding="ascii").splitlines()
     except OSError:
-        return None
+        return None, None
     first = lines[0].split() if lines else []
     if len(first) < 9 or first[0] != "cpu":
-        return None
+        return None, None
     try:
-        ticks = [int(v) for v in first[1:]]
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in first[1:9])
     except ValueError:
-        return None
-    cpus = sum(1 for line in lines if line.startswith("cpu") and line[3:4].isdigit())
+        return None, None
+    cpus = max(1, sum(1 for line in lines if line.startswith("cpu") and line[3:4].isdigit()))
     tick_s = 1.0 / os.sysconf("SC_CLK_TCK")
-    return [t * tick_s for t in ticks], max(1, cpus)
+    return steal * tick_s / cpus, (user + nice + system + irq + softirq) * tick_s
 
 
 def host_steal_s(proc_stat: Path = PROC_STAT) -> float | None:
-    """Steal time since boot averaged per host CPU, in s; None off Linux.
-
-    The ``cpu`` line of /proc/stat sums all CPUs; it is divided by the number of ``cpuN`` lines, so a
-    window's steal compares with its duration (1 s per s would mean every CPU was taken away all along).
-    """
-    found = _cpu_times(proc_stat)
-    return None if found is None else found[0][7] / found[1]
+    """Steal time since boot averaged per host CPU, in s; None off Linux (see :func:`host_cpu_s`)."""
+    return host_cpu_s(proc_stat)[0]
 
 
 def host_busy_s(proc_stat: Path = PROC_STAT) -> float | None:
-    """CPU time the host's CPUs spent busy since boot, summed over CPUs, in s; None off Linux.
-
-    Busy is user + nice + system + irq + softirq (guest time is already inside user); idle, iowait and
-    steal are not. A window's difference, less the generating process's own CPU time and divided by the
-    window's duration, is the number of CPUs that everything else kept busy meanwhile.
-    """
-    found = _cpu_times(proc_stat)
-    if found is None:
-        return None
-    user, nice, system, _idle, _iowait, irq, softirq = found[0][:7]
-    return user + nice + system + irq + softirq
+    """Busy CPU time of the host since boot, summed over CPUs, in s; None off Linux (see :func:`host_cpu_s`)."""
+    return host_cpu_s(proc_stat)[1]
 
 
 def others_busy_cpus(busy0_s: float | None, busy1_s: float | None, own_cpu_s: float, duration_s: float) -> float | None:

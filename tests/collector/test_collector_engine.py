@@ -178,7 +178,7 @@ def test_each_window_records_what_else_kept_the_host_busy(
 
     busy = iter([500.0, 530.0])  # the host's busy CPU time at the window's start and end: 30 s
     cpu = iter([1.0, 2.0])  # of which 1 s was this process's
-    monkeypatch.setattr(host, "host_busy_s", lambda: next(busy))
+    monkeypatch.setattr(host, "host_cpu_s", lambda: (0.0, next(busy)))
     monkeypatch.setattr(host, "process_cpu_s", lambda: next(cpu))
     window = make_engine(clock, EngineConfig(window_s=1.0)).measure_window(FakeRunner(FP16, clock), 0)
     assert window.process_cpu_s == 1.0
