@@ -12,31 +12,30 @@ from ecocompute.analysis.frames import as_polars, like_input
 JPT_KEYS = ("gpu_name", "stack", "batch_size", "weights", "architecture", "params_total", "precision")
 
 
+def _sorted_by_precision(frame: pl.DataFrame, *keys: str) -> pl.DataFrame:
+    """``frame`` sorted by ``keys``, then precisions in their usual order (fp16, bf16, ...), then by name."""
+    rank = pl.col("precision").map_elements(lambda p: precision_rank(p)[0], return_dtype=pl.Int64).alias("_rank")
+    return frame.with_columns(rank).sort(*keys, "_rank", "precision").drop("_rank")
+
+
 def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
     """Polars core of :func:`jpt_table`."""
     usable = usable_measurements(measurements)
     for column in ("ci95_pct", "cv_pct", "tokens_per_s", "static_j_per_token"):
         if column not in usable.columns:
             usable = usable.with_columns(pl.lit(None, dtype=pl.Float64).alias(column))
-    return (
-        usable.group_by(list(JPT_KEYS))
-        .agg(
-            pl.len().alias("n_submissions"),
-            pl.col("n_windows").sum().alias("n_windows"),
-            pl.col("j_per_token_mean").mean().alias("j_per_token"),
-            pl.col("j_per_token_mean").min().alias("j_per_token_min"),
-            pl.col("j_per_token_mean").max().alias("j_per_token_max"),
-            pl.col("ci95_pct").max().alias("ci95_pct_max"),
-            pl.col("cv_pct").max().alias("cv_pct_max"),
-            pl.col("tokens_per_s").mean().alias("tokens_per_s"),
-            (100 * pl.col("static_j_per_token") / pl.col("j_per_token_mean")).mean().alias("static_share_pct"),
-        )
-        .with_columns(
-            pl.col("precision").map_elements(lambda p: precision_rank(p)[0], return_dtype=pl.Int64).alias("_rank")
-        )
-        .sort("gpu_name", "stack", "batch_size", "weights", "params_total", "architecture", "_rank", "precision")
-        .drop("_rank")
+    grouped = usable.group_by(list(JPT_KEYS)).agg(
+        pl.len().alias("n_submissions"),
+        pl.col("n_windows").sum().alias("n_windows"),
+        pl.col("j_per_token_mean").mean().alias("j_per_token"),
+        pl.col("j_per_token_mean").min().alias("j_per_token_min"),
+        pl.col("j_per_token_mean").max().alias("j_per_token_max"),
+        pl.col("ci95_pct").max().alias("ci95_pct_max"),
+        pl.col("cv_pct").max().alias("cv_pct_max"),
+        pl.col("tokens_per_s").mean().alias("tokens_per_s"),
+        (100 * pl.col("static_j_per_token") / pl.col("j_per_token_mean")).mean().alias("static_share_pct"),
     )
+    return _sorted_by_precision(grouped, "gpu_name", "stack", "batch_size", "weights", "params_total", "architecture")
 
 
 def jpt_table(measurements: Any) -> Any:
@@ -62,15 +61,10 @@ def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
     compiled = jpt.filter(pl.col("stack") == "compiled").select(
         *STACK_KEYS, pl.col("j_per_token").alias("compiled_j_per_token")
     )
-    return (
-        eager.join(compiled, on=list(STACK_KEYS), how="inner")
-        .with_columns((100.0 * (pl.col("compiled_j_per_token") / pl.col("eager_j_per_token") - 1)).alias("change_pct"))
-        .with_columns(
-            pl.col("precision").map_elements(lambda p: precision_rank(p)[0], return_dtype=pl.Int64).alias("_rank")
-        )
-        .sort("gpu_name", "batch_size", "weights", "params_total", "architecture", "_rank", "precision")
-        .drop("_rank")
+    both = eager.join(compiled, on=list(STACK_KEYS), how="inner").with_columns(
+        (100.0 * (pl.col("compiled_j_per_token") / pl.col("eager_j_per_token") - 1)).alias("change_pct")
     )
+    return _sorted_by_precision(both, "gpu_name", "batch_size", "weights", "params_total", "architecture")
 
 
 def stack_table(measurements: Any) -> Any:
