@@ -25,7 +25,7 @@ from typing import Any
 from ecocompute.schema.derive import derive
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import load_submission, write_text_atomic
-from ecocompute.schema.models import Stack, Submission
+from ecocompute.schema.models import Measurement, Stack, Submission
 
 GPU_BOUND_BATCH = 8
 TOLERANCE_PCT = {True: 1.0, False: 2.0}
@@ -42,20 +42,22 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     return parser.parse_args(argv[:split]), argv[split + 1 :]
 
 
-def gpu_bound(sub: Submission) -> bool:
-    """GPU-bound by the issue's rule: the compiled stack, or a batch of at least 8."""
+def gpu_bound(sub: Submission, m: Measurement) -> bool:
+    """GPU-bound by the issue's rule: the compiled stack, or a batch of at least 8. A precision that the compiled
+    stack did not compile (``compiled`` false: transformers declines bitsandbytes models) counts as host-bound."""
     w = sub.payload.workload
-    return w.stack is Stack.COMPILED or w.batch_size >= GPU_BOUND_BATCH
+    return (w.stack is Stack.COMPILED and m.compiled is not False) or w.batch_size >= GPU_BOUND_BATCH
 
 
 def table(subs: list[Submission]) -> list[dict[str, Any]]:
     """Per precision: each process's mean J/token, the spread in % of their mean, and the verdict."""
     rows = []
-    bound = all(gpu_bound(s) for s in subs)
     for precision in [m.precision for m in subs[0].payload.measurements]:
         means: list[float | None] = []
+        bound = True
         for sub in subs:
             m = next(x for x in sub.payload.measurements if x.precision is precision)
+            bound = bound and gpu_bound(sub, m)
             means.append(derive(m.windows, sub.payload.idle.power_w).j_per_token_mean if m.windows else None)
         known = [v for v in means if v is not None]
         spread = None

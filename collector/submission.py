@@ -96,15 +96,15 @@ def build_submission(config: RunConfig, dest: Destination, env: Environment, ses
             model_loaded_before=state.idle_model_loaded_before,
             model_loaded_after=session.idle_model_loaded_after,
         ),
-        measurements=[_measurement(m) for m in state.measurements.values()],
+        measurements=[_measurement(m, session.compiled.get(m.precision)) for m in state.measurements.values()],
         notes=" ".join(notes)[:4000] or None,
         example=test_run,
     )  # fmt: skip
     return Submission(schema_version=SCHEMA_VERSION, payload=payload)
 
 
-def _measurement(m: MeasurementState) -> Measurement:
+def _measurement(m: MeasurementState, compiled: bool | None) -> Measurement:
     return Measurement(
         precision=m.precision, quantization=m.quantization, windows=m.windows, warmup=m.warmup,
-        quality=m.quality, error=m.error, memory_allocated_mib=m.memory_allocated_mib,
+        quality=m.quality, error=m.error, memory_allocated_mib=m.memory_allocated_mib, compiled=compiled,
     )  # fmt: skip

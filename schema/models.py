@@ -225,7 +225,12 @@ class Quality(_Model):
 
 
 class Measurement(_Model):
-    """All windows of one precision of one model; ``error`` says why there are none."""
+    """All windows of one precision of one model; ``error`` says why there are none.
+
+    ``compiled``: on the compiled stack, whether torch.compile ran this precision's forward; transformers declines
+    to compile some quantized models (bitsandbytes among them), which then run with the static KV cache alone.
+    Null on the eager stack, or not recorded.
+    """
 
     precision: Precision
     quantization: dict[str, JsonValue] | None
@@ -234,6 +239,7 @@ class Measurement(_Model):
     quality: Quality | None = None
     error: Annotated[str, Field(max_length=4000)] | None = None
     memory_allocated_mib: NonNegative | None = None
+    compiled: bool | None = None
 
 
 class Payload(_Model):

@@ -116,6 +116,7 @@ def test_whole_path_writes_a_signed_submission_the_validator_accepts(world: Worl
     assert verify_document(load_document(result.path), parse_allowed_signers(world.keys.allowed_signers)).signer
     assert p.example and p.notes is not None and p.notes.startswith("TEST RUN on cpu")
     assert [m.precision for m in p.measurements] == [FP16, QUANTIZED]
+    assert [m.compiled for m in p.measurements] == [None, None]  # eager stack: nothing to compile
     for m in p.measurements:
         assert m.error is None and len(m.windows) == 3 and len(m.warmup) == 1
         for w in m.windows:
@@ -304,6 +305,7 @@ def test_an_unsigned_run_of_the_compiled_stack_and_the_state_store(world: World)
     p = result.submission.payload
     assert p.workload.stack is Stack.COMPILED
     assert p.notes is not None and "compiled stack: torch.compile used for none; not for fp16." in p.notes  # CPU
+    assert [m.compiled for m in p.measurements] == [False]  # the same fact, per measurement
     assert StateStore(world.root / "state").load("0" * 16) is None
     (world.root / "state" / f"run-{'1' * 16}.json").write_text("{not json")
     with pytest.raises(RunStateError, match="is damaged"):

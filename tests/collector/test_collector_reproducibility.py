@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from factories import load_script, make_submission
+from factories import load_script, make_submission, submission_document
 
 from ecocompute.schema.derive import derive
+from ecocompute.schema.models import Submission
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "reproducibility.py"
 
@@ -27,7 +28,12 @@ def test_table_spread_and_tolerance() -> None:
     assert (fp16["gpu_bound"], fp16["tolerance_pct"]) == (False, 2.0)
     assert fp16["within"] == (fp16["spread_pct"] <= 2.0)
     compiled = [make_submission(seed, stack="compiled") for seed in range(3)]
-    assert load_script(SCRIPT).table(compiled)[0]["tolerance_pct"] == 1.0
+    assert [r["tolerance_pct"] for r in load_script(SCRIPT).table(compiled)] == [1.0, 1.0]
+    docs = [submission_document(seed, stack="compiled") for seed in range(3)]
+    for doc in docs:  # as the collector records it when transformers declines to compile nf4
+        doc["payload"]["measurements"][0]["compiled"], doc["payload"]["measurements"][1]["compiled"] = True, False
+    rows = load_script(SCRIPT).table([Submission.model_validate(doc) for doc in docs])
+    assert [(r["gpu_bound"], r["tolerance_pct"]) for r in rows] == [(True, 1.0), (False, 2.0)]
     batched = [make_submission(seed, batch=8) for seed in range(3)]
     assert load_script(SCRIPT).table(batched)[0]["gpu_bound"] is True
 
