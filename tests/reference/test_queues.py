@@ -1,0 +1,47 @@
+"""Every line of scripts/reference/queues/ is a valid `ecocompute collect` call, checked here before device time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ecocompute.cli import main
+from ecocompute.collector import cli as collector_cli
+from ecocompute.collector.archs import arch_names
+from ecocompute.collector.config import Destination, RunConfig
+
+QUEUES = Path(__file__).parents[2] / "scripts" / "reference" / "queues"
+LINES = [
+    pytest.param(line, id=f"{path.stem}:{n}")
+    for path in sorted(QUEUES.glob("*.txt"))
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+    if line.strip() and not line.startswith("#")
+]
+
+
+def test_there_are_queues() -> None:
+    assert len(LINES) >= 10
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_queue_line_parses_and_passes_the_collectors_checks(
+    line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[RunConfig, Destination]] = []
+
+    def fake_collect(config: RunConfig, dest: Destination, env: object = None) -> None:  # no GPU here
+        config.check()
+        dest.check()
+        seen.append((config, dest))
+
+    monkeypatch.setattr(collector_cli, "collect", fake_collect)
+    monkeypatch.setattr(collector_cli, "_report", lambda *args: None)
+    # what worker.sh adds to each line (the pinning only where the line has none)
+    pin = [] if "--cpu-affinity" in line else ["--cpu-affinity", "0-1"]
+    argv = ["collect", *line.split(), *pin, "--device-index", "1", "--out", str(tmp_path / "out"),
+            "--state-dir", str(tmp_path / "state"), "--resume", "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    ((config, dest),) = seen
+    assert config.arch in arch_names()
+    assert dest.signer == "ecocompute-reference"
