@@ -23,13 +23,17 @@ BASELINES = ("fp16", "bf16")
 PRECISION_ORDER = ("fp16", "bf16", "int8", "int8-t0", "nf4", "nf4-dq", "fp4")
 MEASUREMENT_COLUMNS = (
     "submission_id", "gpu_name", "stack", "batch_size", "weights", "model_id", "architecture",
-    "params_total", "precision", "error", "n_windows", "j_per_token_mean", "j_per_token_std",
+    "params_total", "new_tokens", "precision", "error", "n_windows", "j_per_token_mean", "j_per_token_std",
 )  # fmt: skip
+# The workload length: prefill energy is spread over the generated tokens, so J/token depends on both lengths and
+# measurements of different lengths are never pooled. Older measurements tables lack prompt_tokens (read as null).
+WORKLOAD_KEYS = ("prompt_tokens", "new_tokens")
 KEY_COLUMNS = (
     "submission_id",
     "gpu_name",
     "stack",
     "batch_size",
+    *WORKLOAD_KEYS,
     "weights",
     "model_id",
     "architecture",
@@ -44,8 +48,14 @@ def precision_rank(precision: str) -> tuple[int, str]:
 
 
 def usable_measurements(measurements: pl.DataFrame) -> pl.DataFrame:
-    """Measurements that have windows, no error and a J/token mean."""
+    """Measurements that have windows, no error and a J/token mean; ``prompt_tokens`` null where not recorded.
+
+    An older measurements table has no ``prompt_tokens``: its rows group together as one unknown prompt length
+    rather than failing, and every result still names ``new_tokens``.
+    """
     require_columns(measurements, MEASUREMENT_COLUMNS, "measurements")
+    if "prompt_tokens" not in measurements.columns:
+        measurements = measurements.with_columns(pl.lit(None, dtype=pl.Int64).alias("prompt_tokens"))
     return measurements.filter(
         pl.col("error").is_null() & (pl.col("n_windows") > 0) & pl.col("j_per_token_mean").is_not_null()
     )
@@ -109,7 +119,9 @@ def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
         "n_windows",
         "n_windows_baseline",
     )
-    return result.sort("gpu_name", "stack", "batch_size", "weights", "precision", "params_total", "submission_id")
+    return result.sort(
+        "gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "precision", "params_total", "submission_id"
+    )
 
 
 def change_vs_baseline(measurements: Any, windows: Any = None) -> Any:

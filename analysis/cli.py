@@ -28,8 +28,8 @@ def crossover_command(
 ) -> None:
     """Print the crossover table: the model size where quantization starts to save energy, with its 95% CI.
 
-    One line per GPU x stack x batch size x precision x weights; "no crossover between X and Y" when the
-    change in J/token keeps one sign over the measured sizes.
+    One line per GPU x stack x batch size x workload length (prompt+new tokens) x precision x weights; "no
+    crossover between X and Y" when the change in J/token keeps one sign over the measured sizes.
 
     Example: ecocompute crossover --dataset demo-out --precision nf4
     """
@@ -44,7 +44,7 @@ def crossover_command(
 
 
 def jpt_command(dataset: str = DATASET_OPT) -> None:
-    """Print mean energy per token per GPU x stack x batch x weights x model x precision.
+    """Print mean energy per token per GPU x stack x batch x workload length x weights x model x precision.
 
     Example: ecocompute jpt --dataset demo-out
     """

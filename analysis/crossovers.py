@@ -1,8 +1,9 @@
 """The crossover: the model size at which a quantized precision stops costing energy and starts saving it.
 
-A crossover belongs to one GPU, one software stack, one batch size, one precision and one kind of weights
-(random-init rows never mix with pretrained ones), so :func:`crossover` answers per
-``gpu_name x stack x batch_size x precision x weights``.
+A crossover belongs to one GPU, one software stack, one batch size, one workload length, one precision and one
+kind of weights (random-init rows never mix with pretrained ones), so :func:`crossover` answers per
+``gpu_name x stack x batch_size x prompt_tokens x new_tokens x precision x weights``. The length matters because
+the prefill is spread over the generated tokens: 512+64 tokens and 128+256 tokens are two curves, never one.
 
 From the dataset (``measurements`` + ``windows``): each submission gives the change of the precision against
 its own FP16 (else BF16) baseline (:func:`ecocompute.analysis.change.change_frame`); submissions of one size
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ecocompute.analysis.change import change_frame
+from ecocompute.analysis.change import WORKLOAD_KEYS, change_frame
 from ecocompute.analysis.crossing import (
     METHODS,
     FloatArray,
@@ -38,13 +39,14 @@ from ecocompute.analysis.crossing import (
 from ecocompute.analysis.frames import as_polars, like_input, require_columns
 from ecocompute.schema.errors import UsageError
 
-GROUP_KEYS = ("gpu_name", "stack", "batch_size", "precision", "weights")
+GROUP_KEYS = ("gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "precision", "weights")
 MEANS_COLUMNS = ("params", "j_per_token_baseline", "j_per_token_quantized")
 DEFAULT_N_BOOT = 2000
 DEFAULT_SEED = 20261130
 RESULT_SCHEMA: dict[str, Any] = {
-    "gpu_name": pl.String, "stack": pl.String, "batch_size": pl.Int64, "precision": pl.String,
-    "weights": pl.String, "baseline": pl.String, "status": pl.String, "crossover_params": pl.Float64,
+    "gpu_name": pl.String, "stack": pl.String, "batch_size": pl.Int64, "prompt_tokens": pl.Int64,
+    "new_tokens": pl.Int64, "precision": pl.String, "weights": pl.String, "baseline": pl.String,
+    "status": pl.String, "crossover_params": pl.Float64,
     "ci95_low_params": pl.Float64, "ci95_high_params": pl.Float64, "boot_fraction": pl.Float64,
     "params_min": pl.Float64, "params_max": pl.Float64, "n_sizes": pl.Int64, "n_points": pl.Int64,
     "holds": pl.String, "message": pl.String, "method": pl.String, "n_boot": pl.Int64, "seed": pl.Int64,
@@ -69,6 +71,11 @@ def format_params(params: float | None) -> str:
     if params >= 1e9:
         return f"{params / 1e9:.3g}B"
     return f"{params / 1e6:.3g}M"
+
+
+def format_tokens(prompt_tokens: object, new_tokens: object) -> str:
+    """A workload length for people, prompt + new tokens: 128+256; ``?`` for a length the table lacks."""
+    return "+".join("?" if n is None else str(n) for n in (prompt_tokens, new_tokens))
 
 
 def _holds(size_means: FloatArray) -> str:
@@ -194,11 +201,12 @@ def _from_measurements(measurements: pl.DataFrame, windows: pl.DataFrame | None,
     samples = None if windows is None else _window_samples(windows)
     results = []
     for key, group in changes.group_by(list(GROUP_KEYS), maintain_order=True):
+        label = dict(zip(GROUP_KEYS, key, strict=True))
         rows = group.to_dicts()
         points = _measurement_points(rows, samples, n_boot, seed)
-        found = evaluate_group(points, method=method, precision=str(key[3]), n_boot=n_boot)
+        found = evaluate_group(points, method=method, precision=str(label["precision"]), n_boot=n_boot)
         baseline = "+".join(sorted({r["baseline_precision"] for r in rows}))
-        results.append({**dict(zip(GROUP_KEYS, key, strict=True)), "baseline": baseline, **found})
+        results.append({**label, "baseline": baseline, **found})
     return results
 
 
@@ -276,16 +284,20 @@ def crossover(
     n_boot: int = DEFAULT_N_BOOT,
     seed: int = DEFAULT_SEED,
 ) -> Any:
-    """Model size where quantization stops costing energy, per GPU x stack x batch x precision x weights.
+    """Model size where quantization stops costing energy, per GPU x stack x batch x length x precision x weights.
 
     ``data`` is either the dataset's ``measurements`` table (then pass its ``windows`` table too, for the
     bootstrap 95% CI) or a table of per-size means with the columns ``params`` (a parameter count, e.g.
     ``3.0e9``), ``j_per_token_baseline``, ``j_per_token_quantized`` and optionally ``baseline_std``,
     ``quantized_std``, ``baseline_n``, ``quantized_n`` (or ``n``) and any of ``gpu_name``, ``stack``,
-    ``batch_size``, ``precision``, ``weights`` to group by. ``method`` is ``"loglinear"`` (interpolate
-    linearly in log10(params) between the two sizes that bracket the largest positive-to-negative sign change)
-    or ``"saturating"`` (the curve fit behind the published T4/RTX 4090/RTX 5090 crossovers; see
-    :mod:`ecocompute.analysis.crossing`). ``seed`` seeds the bootstrap and is reported in the result.
+    ``batch_size``, ``prompt_tokens``, ``new_tokens``, ``precision``, ``weights`` to group by (those it lacks
+    are null in the result). The workload length is ``prompt_tokens`` + ``new_tokens``; a measurements table
+    without ``prompt_tokens`` (an older version) groups its rows as one unknown prompt length.
+
+    ``method`` is ``"loglinear"`` (interpolate linearly in log10(params) between the two sizes that bracket the
+    largest positive-to-negative sign change) or ``"saturating"`` (the curve fit behind the published T4/RTX
+    4090/RTX 5090 crossovers; see :mod:`ecocompute.analysis.crossing`). ``seed`` seeds the bootstrap and is
+    reported in the result.
 
     Returns one row per group: ``status`` ("crossover", "no crossover" or "insufficient data"),
     ``crossover_params`` with ``ci95_low_params``/``ci95_high_params``, ``holds`` (which sign the change

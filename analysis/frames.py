@@ -6,6 +6,7 @@ hands back the same kind of frame it was given (:func:`like_input`): pandas in, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
@@ -38,6 +39,11 @@ def like_input(result: pl.DataFrame, *inputs: Any) -> Any:
     if inputs and _is_pandas(inputs[0]):
         return result.to_pandas()
     return result
+
+
+def matching(keys: Sequence[str], values: Sequence[Any]) -> pl.Expr:
+    """Rows whose ``keys`` equal ``values``, a null matching a null (a group of unknown prompt length)."""
+    return pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in zip(keys, values, strict=True))
 
 
 def require_columns(frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> None:

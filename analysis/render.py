@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 from rich import box
 from rich.console import Group
 from rich.table import Table
 
-from ecocompute.analysis.crossovers import format_params
+from ecocompute.analysis.crossovers import format_params, format_tokens
+from ecocompute.analysis.frames import matching
 
-NO_WRAP = ("model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch")
+NO_WRAP = ("model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch", "tokens")
 SHORT_RESULT = {"costs more": "costs more", "saves": "saves", "mixed": "no +/- step"}
 
 
@@ -25,17 +28,17 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
 
 
 def jpt_rich_table(table: pl.DataFrame) -> Group:
-    """J/token per model and precision, one table per GPU x stack x batch x weights."""
+    """J/token per model and precision, one table per GPU x stack x batch x workload length x weights."""
     tables = []
-    keys = ["gpu_name", "stack", "batch_size", "weights"]
+    keys = ["gpu_name", "stack", "batch_size", "prompt_tokens", "new_tokens", "weights"]
     for key in table.select(keys).unique().sort(keys).iter_rows():
-        gpu, stack, batch, weights = key
+        gpu, stack, batch, prompt, new, weights = key
         out = _table(
-            f"J/token · {gpu} · {stack} · batch {batch} · {weights}",
+            f"J/token · {gpu} · {stack} · batch {batch} · {format_tokens(prompt, new)} tokens · {weights}",
             [("model", "l"), ("params", "r"), ("precision", "l"), ("J/token", "r"), ("95% CI", "r"),
              ("tokens/s", "r"), ("static%", "r"), ("n", "r")],
         )  # fmt: skip
-        rows = table.filter(pl.all_horizontal(pl.col(k) == v for k, v in zip(keys, key, strict=True)))
+        rows = table.filter(matching(keys, key))
         for row in rows.iter_rows(named=True):
             ci = "" if row["ci95_pct_max"] is None else f"±{row['ci95_pct_max']:.2f}%"
             out.add_row(
@@ -54,26 +57,30 @@ def _result(row: dict[str, object]) -> str:
     return SHORT_RESULT.get(str(row["holds"]), str(row["holds"]))
 
 
+def _tokens(row: dict[str, Any]) -> str:
+    """The row's workload length (prompt+new); blank for published means that give neither."""
+    prompt, new = row.get("prompt_tokens"), row.get("new_tokens")
+    return "" if prompt is None and new is None else format_tokens(prompt, new)
+
+
 def crossover_rich_table(table: pl.DataFrame) -> Group:
-    """Crossover and its 95% CI (or which sign holds), one table per GPU x weights."""
+    """Crossover and its 95% CI (or which sign holds), one table per GPU x weights; a row per stack, batch, length."""
     tables = []
     keys = [k for k in ("gpu_name", "weights") if k in table.columns]
     groups = table.select(keys).unique().sort(keys).iter_rows() if keys else iter([()])
     for key in groups:
         title = "Crossover · " + " · ".join(str(k) for k in key)
-        out = _table(title, [("stack", "l"), ("batch", "r"), ("precision", "l"), ("sizes", "r"),
+        out = _table(title, [("stack", "l"), ("batch", "r"), ("tokens", "r"), ("precision", "l"), ("sizes", "r"),
                              ("crossover", "r"), ("95% CI", "r"), ("result", "l")])  # fmt: skip
-        selected = (
-            table.filter(pl.all_horizontal(pl.col(k) == v for k, v in zip(keys, key, strict=True))) if keys else table
-        )
+        selected = table.filter(matching(keys, key)) if keys else table
         for row in selected.iter_rows(named=True):
             ci = ""
             if row["ci95_low_params"] is not None and row["ci95_high_params"] is not None:
                 ci = f"{format_params(row['ci95_low_params'])}-{format_params(row['ci95_high_params'])}"
             crossing = "none" if row["crossover_params"] is None else format_params(row["crossover_params"])
             sizes = f"{format_params(row['params_min'])}-{format_params(row['params_max'])}"
-            out.add_row(str(row.get("stack") or ""), str(row.get("batch_size") or ""), str(row.get("precision") or ""),
-                        sizes, crossing, ci, _result(row))  # fmt: skip
+            out.add_row(str(row.get("stack") or ""), str(row.get("batch_size") or ""), _tokens(row),
+                        str(row.get("precision") or ""), sizes, crossing, ci, _result(row))  # fmt: skip
         if selected.height:
             first = selected.row(0, named=True)
             out.caption = f"{first['method']}; bootstrap of windows: {first['n_boot']} resamples, seed {first['seed']}"

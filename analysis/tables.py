@@ -1,4 +1,4 @@
-"""Energy per token by GPU x stack x batch x weights x model x precision."""
+"""Energy per token by GPU x stack x batch x workload length x weights x model x precision."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from typing import Any
 
 import polars as pl
 
-from ecocompute.analysis.change import precision_rank, usable_measurements
+from ecocompute.analysis.change import WORKLOAD_KEYS, precision_rank, usable_measurements
 from ecocompute.analysis.frames import as_polars, like_input
 
-JPT_KEYS = ("gpu_name", "stack", "batch_size", "weights", "architecture", "params_total", "precision")
+JPT_KEYS = ("gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
 
 
 def _sorted_by_precision(frame: pl.DataFrame, *keys: str) -> pl.DataFrame:
@@ -35,11 +35,16 @@ def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
         pl.col("tokens_per_s").mean().alias("tokens_per_s"),
         (100 * pl.col("static_j_per_token") / pl.col("j_per_token_mean")).mean().alias("static_share_pct"),
     )
-    return _sorted_by_precision(grouped, "gpu_name", "stack", "batch_size", "weights", "params_total", "architecture")
+    return _sorted_by_precision(
+        grouped, "gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
+    )
 
 
 def jpt_table(measurements: Any) -> Any:
-    """Mean J/token per GPU x stack x batch x weights x model x precision, over the submissions that measured it.
+    """Mean J/token per GPU x stack x batch x workload length x weights x model x precision, over the submissions.
+
+    The workload length is ``prompt_tokens`` + ``new_tokens``: the prefill is spread over the generated tokens, so
+    runs of different lengths are different cells, never averaged (``prompt_tokens`` is null for a table without it).
 
     Each submission contributes its own mean (from :func:`ecocompute.schema.derive.derive`); the table gives
     their mean, min and max, the widest within-measurement 95% CI (% of the mean) and CV, tokens/s, and the
@@ -52,28 +57,37 @@ def jpt_table(measurements: Any) -> Any:
     return like_input(jpt_frame(as_polars(measurements, "measurements")), measurements)
 
 
-STACK_KEYS = ("gpu_name", "batch_size", "weights", "architecture", "params_total", "precision")
+STACK_KEYS = ("gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
+
+
+def _stack_side(stack: str) -> pl.Expr:
+    return pl.col("j_per_token").filter(pl.col("stack") == stack).first().alias(f"{stack}_j_per_token")
 
 
 def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
-    """Polars core of :func:`stack_table`, on :func:`jpt_frame`'s output."""
-    eager = jpt.filter(pl.col("stack") == "eager").select(*STACK_KEYS, pl.col("j_per_token").alias("eager_j_per_token"))
-    compiled = jpt.filter(pl.col("stack") == "compiled").select(
-        *STACK_KEYS, pl.col("j_per_token").alias("compiled_j_per_token")
+    """Polars core of :func:`stack_table`, on :func:`jpt_frame`'s output.
+
+    A group_by rather than a join, so that an unknown (null) prompt length pairs with itself as it does in
+    :func:`jpt_frame`; ``jpt`` has one row per ``STACK_KEYS`` and stack, so ``first`` takes that row.
+    """
+    both = (
+        jpt.group_by(list(STACK_KEYS))
+        .agg(_stack_side("eager"), _stack_side("compiled"))
+        .drop_nulls(["eager_j_per_token", "compiled_j_per_token"])
+        .with_columns((100.0 * (pl.col("compiled_j_per_token") / pl.col("eager_j_per_token") - 1)).alias("change_pct"))
     )
-    both = eager.join(compiled, on=list(STACK_KEYS), how="inner").with_columns(
-        (100.0 * (pl.col("compiled_j_per_token") / pl.col("eager_j_per_token") - 1)).alias("change_pct")
+    return _sorted_by_precision(
+        both, "gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
     )
-    return _sorted_by_precision(both, "gpu_name", "batch_size", "weights", "params_total", "architecture")
 
 
 def stack_table(measurements: Any) -> Any:
     """J/token of each precision on the eager and on the compiled stack, and the change from compiling, in %.
 
-    One row per GPU x batch x weights x model x precision measured on both stacks. Each side is the mean over the
-    submissions that measured it (:func:`jpt_table`), so the two sides come from different submissions (another
-    hour, perhaps another host): set the change from compiling beside the changes between precisions, which
-    :func:`change_vs_baseline` takes within one submission.
+    One row per GPU x batch x workload length x weights x model x precision measured on both stacks. Each side is
+    the mean over the submissions that measured it (:func:`jpt_table`), so the two sides come from different
+    submissions (another hour, perhaps another host): set the change from compiling beside the changes between
+    precisions, which :func:`change_vs_baseline` takes within one submission.
 
     Example::
 

@@ -11,10 +11,11 @@ from typing import Any
 import polars as pl
 
 from ecocompute.analysis.change import precision_rank
-from ecocompute.analysis.crossovers import format_params
+from ecocompute.analysis.crossovers import format_params, format_tokens
+from ecocompute.analysis.frames import matching
 from ecocompute.analysis.tables import stack_frame
 from ecocompute.publish.columns import BY_CONFIG
-from ecocompute.publish.figures import FIGURE_KEYS, FigureRef
+from ecocompute.publish.figures import FIGURE_KEYS, FigureRef, group_title
 from ecocompute.publish.parquet import data_file
 from ecocompute.publish.tables import CONFIGS, Tables
 from ecocompute.publish.versions import template_text
@@ -119,7 +120,6 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str
 
 
 def _group_section(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
-    gpu, stack, batch, weights = key
     precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
     quantized = [p for p in precisions if p not in ("fp16",)]
     rows = []
@@ -131,17 +131,16 @@ def _group_section(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataF
         rows.append([model[0], format_params(float(model[1])), *[by_precision.get(p, "") for p in precisions],
                      *change_cells])  # fmt: skip
     header = ["model", "params", *[f"{p} J/token" for p in precisions], *[f"{p} change" for p in quantized]]
-    title = f"### {gpu} · {stack} stack · batch {batch} · {weights} weights"
-    return f"{title}\n\n{_markdown_table(header, rows)}"
+    return f"### {group_title(key)}\n\n{_markdown_table(header, rows)}"
 
 
 def jpt_sections(jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
-    """One markdown table per GPU x stack x batch x weights: J/token per precision and the change per precision."""
+    """One markdown table per GPU x stack x batch x workload length x weights: J/token and change per precision."""
     if jpt.height == 0:
         return "No measurements yet."
     sections = []
     for key in jpt.select(FIGURE_KEYS).unique().sort(list(FIGURE_KEYS)).iter_rows():
-        match = pl.all_horizontal(pl.col(k) == v for k, v in zip(FIGURE_KEYS, key, strict=True))
+        match = matching(FIGURE_KEYS, key)
         sections.append(_group_section(key, jpt.filter(match), changes.filter(match) if changes.height else changes))
     return "\n\n".join(sections)
 
@@ -156,10 +155,12 @@ def crossover_section(crossovers: pl.DataFrame, n_boot: int, seed: int) -> str:
         if r["ci95_low_params"] is not None and r["ci95_high_params"] is not None:
             ci = f"{format_params(r['ci95_low_params'])}-{format_params(r['ci95_high_params'])}"
         at = format_params(r["crossover_params"]) if r["crossover_params"] is not None else "none"
-        rows.append([r["gpu_name"], r["stack"], str(r["batch_size"]), r["precision"], r["weights"],
+        tokens = format_tokens(r["prompt_tokens"], r["new_tokens"])
+        rows.append([r["gpu_name"], r["stack"], str(r["batch_size"]), tokens, r["precision"], r["weights"],
                      f"{format_params(r['params_min'])}-{format_params(r['params_max'])} ({r['n_sizes']})", at, ci,
                      r["message"]])  # fmt: skip
-    header = ["GPU", "stack", "batch", "precision", "weights", "sizes measured", "crossover", "95% CI", "result"]
+    header = ["GPU", "stack", "batch", "tokens", "precision", "weights", "sizes measured", "crossover", "95% CI",
+              "result"]  # fmt: skip
     note = (
         f"Crossover of the change in J/token against FP16 (else BF16), log-linear in parameters; 95% CI from "
         f"{n_boot} bootstrap resamples of the windows within each measurement, seed {seed}."
@@ -172,12 +173,12 @@ def stack_section(jpt: pl.DataFrame) -> str:
     both = stack_frame(jpt)
     if both.height == 0:
         return "No model has been measured on both the eager and the compiled stack yet."
-    rows = [[r["gpu_name"], str(r["batch_size"]), r["weights"], r["architecture"],
-             format_params(float(r["params_total"])), r["precision"], f"{r['eager_j_per_token']:.4f}",
-             f"{r['compiled_j_per_token']:.4f}", f"{r['change_pct']:+.1f}%"]
+    rows = [[r["gpu_name"], str(r["batch_size"]), format_tokens(r["prompt_tokens"], r["new_tokens"]), r["weights"],
+             r["architecture"], format_params(float(r["params_total"])), r["precision"],
+             f"{r['eager_j_per_token']:.4f}", f"{r['compiled_j_per_token']:.4f}", f"{r['change_pct']:+.1f}%"]
             for r in both.iter_rows(named=True)]  # fmt: skip
-    header = ["GPU", "batch", "weights", "model", "params", "precision", "eager J/token", "compiled J/token",
-              "compiled vs eager"]  # fmt: skip
+    header = ["GPU", "batch", "tokens", "weights", "model", "params", "precision", "eager J/token",
+              "compiled J/token", "compiled vs eager"]  # fmt: skip
     note = (
         "The software stack is a lever on energy per token too: plain `generate` (eager) against a static KV cache "
         "with `torch.compile` (compiled), for every model and precision measured on both. Each side is the mean "

@@ -49,6 +49,7 @@ MEASUREMENTS: dict[str, str] = {
     "architecture": "recorded: the model's architecture/shape name",
     "weights": "recorded: pretrained or random-init; never pool the two",
     "params_total": "recorded: total parameters of the model",
+    "prompt_tokens": "recorded: prompt tokens per sequence (J/token depends on it and new_tokens: never pool lengths)",
     "new_tokens": "recorded: new tokens per sequence per generate() call",
     "precision": "recorded: see the windows table",
     "quantization_json": "recorded: the full bitsandbytes config as JSON (null for fp16/bf16)",

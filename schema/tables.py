@@ -67,6 +67,7 @@ class MeasurementsTable(pa.DataFrameModel):
     architecture: str
     weights: str = pa.Field(isin=["pretrained", "random-init"])
     params_total: int = pa.Field(gt=0)
+    prompt_tokens: int = pa.Field(ge=1)
     new_tokens: int = pa.Field(ge=1)
     precision: str
     quantization_json: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
@@ -215,6 +216,7 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
         "architecture": p.workload.architecture,
         "weights": p.workload.weights,
         "params_total": p.workload.params_total,
+        "prompt_tokens": p.workload.prompt_tokens,
         "new_tokens": p.workload.new_tokens,
     }
     rows = []

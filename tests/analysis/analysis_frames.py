@@ -23,6 +23,8 @@ class Sub:
     stack: str = "eager"
     batch: int = 1
     weights: str = "random-init"
+    prompt_tokens: int = 128
+    new_tokens: int = 256
     errors: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -32,9 +34,10 @@ def _measurement(sub: Sub, precision: str, jpt: Sequence[float]) -> dict[str, An
     return {
         "submission_id": sub.submission_id, "gpu_name": sub.gpu, "stack": sub.stack, "batch_size": sub.batch,
         "model_id": f"random-init/m{sub.params}", "architecture": f"m{sub.params}", "weights": sub.weights,
-        "params_total": sub.params, "new_tokens": 256, "precision": precision, "quantization_json": None,
-        "error": sub.errors.get(precision), "n_windows": len(jpt), "j_per_token_mean": mean,
-        "j_per_token_std": std, "cv_pct": None if not mean else 100 * (std or 0) / mean,
+        "params_total": sub.params, "prompt_tokens": sub.prompt_tokens, "new_tokens": sub.new_tokens,
+        "precision": precision, "quantization_json": None, "error": sub.errors.get(precision),
+        "n_windows": len(jpt), "j_per_token_mean": mean, "j_per_token_std": std,
+        "cv_pct": None if not mean else 100 * (std or 0) / mean,
         "ci95_low_j": None if half is None or mean is None else mean - half,
         "ci95_high_j": None if half is None or mean is None else mean + half,
         "ci95_pct": None if half is None or not mean else 100 * half / mean,

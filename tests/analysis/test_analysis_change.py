@@ -92,3 +92,48 @@ def test_stack_table_compares_the_stacks_per_model_and_precision() -> None:
         ("nf4", 3.0, 6.0, pytest.approx(100.0)),
     ]
     assert stack_table(frames(subs[:2])[0]).height == 0  # one stack only
+
+
+def test_jpt_table_never_pools_workload_lengths() -> None:
+    """The prefill is spread over the generated tokens, so the same model at another length is another row."""
+    subs = [Sub("l1", 10**9, {"fp16": [2.0, 2.0]}), Sub("l2", 10**9, {"fp16": [4.0, 4.0]}, new_tokens=64),
+            Sub("l3", 10**9, {"fp16": [3.0, 3.0]}, prompt_tokens=512)]  # fmt: skip
+    table = jpt_table(frames(subs)[0])
+    assert table.height == 3
+    assert table.select("prompt_tokens", "new_tokens", "j_per_token", "n_submissions").rows() == [
+        (128, 64, 4.0, 1),
+        (128, 256, 2.0, 1),
+        (512, 256, 3.0, 1),
+    ]
+
+
+def test_stack_table_pairs_the_stacks_only_at_one_workload_length() -> None:
+    subs = [Sub("e1", 10**9, {"fp16": [2.0, 2.0]}),
+            Sub("e2", 10**9, {"fp16": [8.0, 8.0]}, prompt_tokens=512, new_tokens=64),  # compiled never ran this
+            Sub("c1", 10**9, {"fp16": [1.0, 1.0]}, stack="compiled")]  # fmt: skip
+    table = stack_table(frames(subs)[0])
+    assert table.select("prompt_tokens", "new_tokens", "eager_j_per_token", "compiled_j_per_token").rows() == [
+        (128, 256, 2.0, 1.0)
+    ]
+
+
+def test_a_measurements_table_without_prompt_tokens_is_one_unknown_prompt_length() -> None:
+    """Older versions of the table lack prompt_tokens: null, grouped together, still apart by new_tokens."""
+    subs = [Sub("o1", 10**9, {"fp16": [2.0, 2.0], "nf4": [3.0, 3.0]}), Sub("o2", 10**9, {"fp16": [4.0, 4.0]}),
+            Sub("o3", 10**9, {"fp16": [1.0, 1.0]}, stack="compiled"),
+            Sub("o4", 10**9, {"fp16": [6.0, 6.0]}, new_tokens=64)]  # fmt: skip
+    older = frames(subs)[0].drop("prompt_tokens")
+    columns = ("stack", "prompt_tokens", "new_tokens", "precision", "j_per_token", "n_submissions")
+    assert jpt_table(older).select(columns).rows() == [
+        ("compiled", None, 256, "fp16", 1.0, 1),
+        ("eager", None, 64, "fp16", 6.0, 1),
+        ("eager", None, 256, "fp16", 3.0, 2),
+        ("eager", None, 256, "nf4", 3.0, 1),
+    ]
+    assert jpt_table(older.to_pandas())["prompt_tokens"].isna().all()
+    both = stack_table(older)
+    assert both.select("prompt_tokens", "new_tokens", "eager_j_per_token", "compiled_j_per_token").rows() == [
+        (None, 256, 3.0, 1.0)
+    ]
+    changes = change_vs_baseline(older)
+    assert changes.select("prompt_tokens", "new_tokens", "change_pct").rows() == [(None, 256, pytest.approx(50.0))]

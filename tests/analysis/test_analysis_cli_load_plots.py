@@ -37,7 +37,7 @@ def test_crossover_command_prints_the_table(folder: Path, monkeypatch: pytest.Mo
     assert main(["crossover", "--dataset", str(folder), "--n-boot", "200"]) == 0
     out = capsys.readouterr().out
     assert "Crossover · NVIDIA H200 · random-init" in out
-    assert "crosses" in out and "costs more" in out and "seed 20261130" in out
+    assert "crosses" in out and "costs more" in out and "seed 20261130" in out and "128+256" in out
     assert main(["crossover", "--dataset", str(folder), "--precision", "int8", "--n-boot", "0"]) == 0
     out = capsys.readouterr().out
     assert "int8" in out and "nf4" not in out
@@ -47,7 +47,7 @@ def test_jpt_command(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pyte
     monkeypatch.setenv("COLUMNS", "150")
     assert main(["jpt", "--dataset", str(folder)]) == 0
     out = capsys.readouterr().out
-    assert "J/token · NVIDIA H200 · eager · batch 1 · random-init" in out and "2.6000" in out
+    assert "J/token · NVIDIA H200 · eager · batch 1 · 128+256 tokens · random-init" in out and "2.6000" in out
 
 
 def test_a_bad_dataset_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

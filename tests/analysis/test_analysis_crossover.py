@@ -30,8 +30,9 @@ def test_crossover_from_the_dataset_with_a_bootstrap_ci() -> None:
     assert row["ci95_low_params"] < row["crossover_params"] < row["ci95_high_params"]
     assert row["ci95_high_params"] / row["ci95_low_params"] < 1.1
     assert row["boot_fraction"] == 1.0
-    assert (row["gpu_name"], row["stack"], row["batch_size"], row["precision"], row["weights"], row["baseline"]) == (
-        "NVIDIA H200", "eager", 1, "nf4", "random-init", "fp16",
+    assert (row["gpu_name"], row["stack"], row["batch_size"], row["prompt_tokens"], row["new_tokens"],
+            row["precision"], row["weights"], row["baseline"]) == (
+        "NVIDIA H200", "eager", 1, 128, 256, "nf4", "random-init", "fp16",
     )  # fmt: skip
     assert (row["n_sizes"], row["seed"], row["n_boot"], row["method"]) == (5, 20261130, 400, "loglinear")
     assert row["message"].startswith("crosses zero at 4.")
@@ -86,6 +87,29 @@ def test_groups_never_mix_gpu_stack_batch_or_weights() -> None:
     assert table.select("gpu_name", "stack", "batch_size", "weights").unique().height == 5
 
 
+@pytest.mark.parametrize("length", [{"new_tokens": 64}, {"prompt_tokens": 512}])
+def test_groups_never_mix_workload_lengths(length: dict[str, int]) -> None:
+    """The prefill is spread over the new tokens: another length is another curve, with its own crossing."""
+    other = {B: 40.0, 10 * B: -20.0}
+    table = crossover(*frames(sweep(NF4) + sweep(other, prefix="l", **length)), n_boot=0)
+    assert table.height == 2
+    default = table.filter((pl.col("prompt_tokens") == 128) & (pl.col("new_tokens") == 256)).row(0, named=True)
+    changed = table.filter(pl.col(next(iter(length))) == next(iter(length.values()))).row(0, named=True)
+    assert default["n_sizes"] == 5 and changed["n_sizes"] == 2
+    alone = crossover(*frames(sweep(NF4)), n_boot=0)["crossover_params"][0]
+    assert default["crossover_params"] == pytest.approx(alone, rel=1e-12)
+    assert changed["crossover_params"] == pytest.approx(_expected_loglinear(B, 10 * B, 40.0, -20.0), rel=1e-9)
+
+
+def test_a_measurements_table_without_prompt_tokens_groups_it_as_unknown() -> None:
+    measurements, windows = frames(sweep(NF4) + sweep({B: 10.0, 2 * B: 5.0}, prefix="n", new_tokens=64))
+    table = crossover(measurements.drop("prompt_tokens"), windows, n_boot=20)
+    assert table.select("prompt_tokens", "new_tokens", "n_sizes").rows() == [(None, 64, 2), (None, 256, 5)]
+    expected = _expected_loglinear(3_090_000_000, 7_620_000_000, 7.5, -16.5)
+    assert table["crossover_params"][1] == pytest.approx(expected, rel=1e-9)
+    assert crossover(measurements.drop("prompt_tokens").to_pandas(), n_boot=0)["prompt_tokens"].isna().all()
+
+
 def test_sizes_with_several_submissions_are_averaged_and_precision_filters() -> None:
     subs = sweep({B: 10.0, 4 * B: -10.0}) + sweep({B: 30.0, 4 * B: -30.0}, prefix="r")
     subs += sweep({B: 50.0, 4 * B: 40.0}, prefix="i", precision="int8")
@@ -122,6 +146,16 @@ def test_published_means_with_the_default_loglinear_method() -> None:
     t4 = [100 * (q / b - 1) for _, b, q in T4]
     assert found["T4"] == pytest.approx(_expected_loglinear(int(1.5e9), int(3e9), t4[1], t4[2]))
     assert found["RTX 5090"] / 1e9 == pytest.approx(4.61, abs=0.01)
+
+
+def test_published_means_group_by_workload_length_where_they_give_it() -> None:
+    rows = [{**r, "prompt_tokens": 512, "new_tokens": 64} for r in _published(RTX5090, "T4")]
+    rows += [{**r, "prompt_tokens": 128, "new_tokens": 256} for r in _published(T4, "T4")]
+    table = crossover(pl.DataFrame(rows), n_boot=0)
+    assert table.select("gpu_name", "prompt_tokens", "new_tokens").rows() == [("T4", 128, 256), ("T4", 512, 64)]
+    alone = crossover(pl.DataFrame(_published(T4, "T4")), n_boot=0)
+    assert table["crossover_params"][0] == pytest.approx(alone["crossover_params"][0], rel=1e-12)
+    assert alone.select("prompt_tokens", "new_tokens").rows() == [(None, None)]
 
 
 def test_published_means_with_std_and_n_get_a_parametric_ci() -> None:

@@ -78,6 +78,18 @@ def test_tables_pass_their_pandera_models_and_are_sorted(example_build: BuildRes
     assert submissions["is_example"].all()
 
 
+def test_measurements_name_their_workload_length(example_build: BuildResult) -> None:
+    """prompt_tokens sits beside new_tokens and both are the submission's, as J/token depends on both."""
+    measurements = _read(example_build.out, "measurements")
+    assert measurements.columns.index("prompt_tokens") + 1 == measurements.columns.index("new_tokens")
+    submissions = _read(example_build.out, "submissions").select("submission_id", "prompt_tokens", "new_tokens")
+    joined = measurements.join(submissions, on="submission_id", suffix="_submission")
+    assert joined.height == measurements.height
+    assert (joined["prompt_tokens"] == joined["prompt_tokens_submission"]).all()
+    assert (joined["new_tokens"] == joined["new_tokens_submission"]).all()
+    assert joined["prompt_tokens"].unique().to_list() == [128]
+
+
 def test_a_rejected_submission_refuses_the_whole_build(tmp_path: Path, make_tree: TreeMaker) -> None:
     root = make_tree()
     victim = discover(root)[1]

@@ -9,11 +9,25 @@ import datasets
 import polars as pl
 import pytest
 import yaml
+from factories import make_submission
 
+from ecocompute.analysis.change import change_frame
+from ecocompute.analysis.crossovers import crossover_frame
+from ecocompute.analysis.tables import jpt_frame
 from ecocompute.publish.build import BuildResult
-from ecocompute.publish.card import size_category
+from ecocompute.publish.card import crossover_section, jpt_sections, size_category, stack_section
 from ecocompute.publish.columns import BY_CONFIG
-from ecocompute.schema.tables import MeasurementsTable, SubmissionsTable, WindowsTable
+from ecocompute.publish.figures import draw_figures
+from ecocompute.schema.models import Submission
+from ecocompute.schema.tables import (
+    MeasurementsTable,
+    SubmissionsTable,
+    WindowsTable,
+    measurement_rows,
+    measurements_frame,
+    window_rows,
+    windows_frame,
+)
 
 
 def _front_matter(card: str) -> dict[str, object]:
@@ -86,11 +100,11 @@ def test_every_table_column_has_a_documented_basis() -> None:
 
 
 def test_card_tables_crossover_and_figures(card: str, example_build: BuildResult) -> None:
-    assert "### Synthetic example GPU · eager stack · batch 1 · random-init weights" in card
+    assert "### Synthetic example GPU · eager stack · batch 1 · 128+256 tokens · random-init weights" in card
     assert re.search(r"\| Qwen2\.5-7B \| 7\.62B \| \d\.\d{4} ±\d\.\d\d% \|", card)
     crossover = card.split("## Crossover", 1)[1].split("## Figures", 1)[0]
     assert re.search(
-        r"\| Synthetic example GPU \| eager \| 1 \| nf4 \| random-init \| 494M-14\.8B \(6\) "
+        r"\| Synthetic example GPU \| eager \| 1 \| 128\+256 \| nf4 \| random-init \| 494M-14\.8B \(6\) "
         r"\| 4\.\d\dB \| 4\.\d\dB-4\.\d\dB \|",
         crossover,
     )
@@ -105,12 +119,51 @@ def test_card_tables_crossover_and_figures(card: str, example_build: BuildResult
 def test_card_sets_the_stack_beside_precision_and_reports_the_sensor(card: str, example_build: BuildResult) -> None:
     stack = card.split("## Stack against precision")[1].split("## The sensor")[0]
     # the example set measures fp16, bf16 and nf4 of six sizes on both stacks at batch 1
-    row = r"^\| Synthetic example GPU \| 1 \| random-init \| .+ \| .+ \| (fp16|bf16|nf4) \|"
+    row = r"^\| Synthetic example GPU \| 1 \| 128\+256 \| random-init \| .+ \| .+ \| (fp16|bf16|nf4) \|"
     assert len(re.findall(row, stack, re.M)) == 18
     windows = pl.read_parquet(example_build.out / "data" / "windows" / "*.parquet").filter(~pl.col("warmup"))
     worst = windows["integral_diff_pct"].max()
     sensor = card.split("## The sensor")[1].split("## Figures")[0]
     assert f"agree within {worst:.2f}% in every one of the {windows.height} measured windows" in sensor
+
+
+def _with_length(sub: Submission, submission_id: str, **length: int) -> Submission:
+    """``sub`` under another id at another workload length, everything else the same."""
+    workload = sub.payload.workload.model_copy(update=length)
+    payload = sub.payload.model_copy(update={"submission_id": submission_id, "workload": workload})
+    return sub.model_copy(update={"payload": payload})
+
+
+@pytest.mark.parametrize("length", [{"new_tokens": 64}, {"prompt_tokens": 512}])
+def test_two_workload_lengths_are_never_pooled_in_the_card_or_the_figures(length: dict[str, int],
+                                                                          tmp_path: Path) -> None:  # fmt: skip
+    """Submissions identical but for their length: their own rows, sections, crossovers and figures."""
+    subs = []
+    for seed, (architecture, params) in enumerate((("TinyLlama-1.1B", 1_100_048_384), ("Qwen2.5-7B", 7_615_616_512))):
+        sub = make_submission(40 + seed, precisions=("fp16", "nf4"), params_total=params, architecture=architecture)
+        subs += [sub, _with_length(sub, f"20261130T13000{seed}Z-0000000{seed}", **length)]
+    subs.append(make_submission(50, precisions=("fp16", "nf4"), stack="compiled"))  # at the default length only
+    measurements = measurements_frame([row for sub in subs for row in measurement_rows(sub)])
+    windows = windows_frame([row for sub in subs for row in window_rows(sub)])
+    jpt, changes = jpt_frame(measurements), change_frame(measurements)
+    assert jpt.height == 10 and jpt["n_submissions"].to_list() == [1] * 10
+    other = "128+64" if "new_tokens" in length else "512+256"
+    sections = jpt_sections(jpt, changes)
+    for tokens in ("128+256", other):
+        assert f"### NVIDIA H200 · eager stack · batch 1 · {tokens} tokens · random-init weights" in sections
+    crossovers = crossover_frame(measurements, windows, n_boot=20)
+    assert crossovers.filter(pl.col("stack") == "eager").height == 2
+    table = crossover_section(crossovers, 20, 1)
+    assert f"| NVIDIA H200 | eager | 1 | {other} | nf4 | random-init | 1.1B-7.62B (2) |" in table
+    assert "| NVIDIA H200 | eager | 1 | 128+256 | nf4 | random-init | 1.1B-7.62B (2) |" in table
+    stack = stack_section(jpt)
+    assert stack.count("| NVIDIA H200 | 1 | 128+256 | random-init | TinyLlama-1.1B |") == 2 and other not in stack
+    figures = draw_figures(jpt, changes, crossovers, tmp_path)
+    eager = sorted(f.path for f in figures if "-eager-" in f.path)
+    slug = "p128-n64" if "new_tokens" in length else "p512-n256"
+    assert eager == [f"figures/{kind}-nvidia-h200-eager-b1-{s}-random-init.png"
+                     for kind in ("change", "jpt") for s in sorted(("p128-n256", slug))]  # fmt: skip
+    assert any(f"{other} tokens" in f.caption for f in figures)
 
 
 def test_sensor_sentence_is_about_measured_windows_as_the_validator_checks_them() -> None:
