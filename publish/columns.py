@@ -54,6 +54,8 @@ MEASUREMENTS: dict[str, str] = {
     "precision": "recorded: see the windows table",
     "quantization_json": "recorded: the full bitsandbytes config as JSON (null for fp16/bf16)",
     "error": "recorded: why the measurement has no windows (e.g. CUDA out of memory), else null",
+    "compiled": "recorded: on the compiled stack, whether torch.compile ran this precision (transformers declines "
+    "bitsandbytes models, which then run with the static cache alone); null on the eager stack or not recorded",
     "n_windows": "derived: number of non-warm-up windows",
     "j_per_token_mean": "derived, J/token: mean of the windows' j_per_token (total energy, idle included)",
     "j_per_token_std": "derived, J/token: sample standard deviation of the windows' j_per_token",

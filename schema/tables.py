@@ -72,6 +72,7 @@ class MeasurementsTable(pa.DataFrameModel):
     precision: str
     quantization_json: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
     error: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
+    compiled: Optional[bool] = pa.Field(nullable=True)  # noqa: UP045
     n_windows: int = pa.Field(ge=0)
     j_per_token_mean: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
     j_per_token_std: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
@@ -226,6 +227,7 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
             "precision": m.precision.value,
             "quantization_json": None if m.quantization is None else json.dumps(m.quantization, sort_keys=True),
             "error": m.error,
+            "compiled": m.compiled,
             "n_windows": len(m.windows),
             "idle_power_w": p.idle.power_w,
             "perplexity": m.quality.perplexity if m.quality else None,

@@ -43,6 +43,16 @@ def test_windows_table_carries_the_newer_per_window_records() -> None:
     assert frame["host_others_busy_cpus"].to_list() == [15.2, None]
 
 
+def test_measurements_table_says_which_precisions_the_compiled_stack_compiled() -> None:
+    """compiled reaches the table as recorded: true, false, or null for an older submission."""
+    sub = make_submission(16, precisions=("fp16", "bf16", "nf4"), stack="compiled")
+    fp16, bf16, nf4 = sub.payload.measurements
+    measured = [fp16.model_copy(update={"compiled": True}), bf16, nf4.model_copy(update={"compiled": False})]
+    sub = sub.model_copy(update={"payload": sub.payload.model_copy(update={"measurements": measured})})
+    frame = measurements_frame(measurement_rows(sub))
+    assert dict(zip(frame["precision"], frame["compiled"], strict=True)) == {"fp16": True, "bf16": None, "nf4": False}
+
+
 def test_measurement_figures_come_from_derive() -> None:
     sub = make_submission(12)
     row = measurements_frame(measurement_rows(sub)).row(0, named=True)
