@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import polars as pl
 from rich import box
 from rich.console import Group
@@ -12,7 +10,7 @@ from rich.table import Table
 from ecocompute.analysis.crossovers import format_params, format_tokens
 from ecocompute.analysis.frames import matching
 
-NO_WRAP = ("model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch", "tokens")
+NO_WRAP = ("model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch")
 SHORT_RESULT = {"costs more": "costs more", "saves": "saves", "mixed": "no +/- step"}
 
 
@@ -57,21 +55,19 @@ def _result(row: dict[str, object]) -> str:
     return SHORT_RESULT.get(str(row["holds"]), str(row["holds"]))
 
 
-def _tokens(row: dict[str, Any]) -> str:
-    """The row's workload length (prompt+new); blank for published means that give neither."""
-    prompt, new = row.get("prompt_tokens"), row.get("new_tokens")
-    return "" if prompt is None and new is None else format_tokens(prompt, new)
-
-
 def crossover_rich_table(table: pl.DataFrame) -> Group:
-    """Crossover and its 95% CI (or which sign holds), one table per GPU x weights; a row per stack, batch, length."""
+    """Crossover and its 95% CI (or which sign holds), a table per GPU x length x weights, a row per stack x batch."""
     tables = []
-    keys = [k for k in ("gpu_name", "weights") if k in table.columns]
-    groups = table.select(keys).unique().sort(keys).iter_rows() if keys else iter([()])
+    keys = [k for k in ("gpu_name", "prompt_tokens", "new_tokens", "weights") if k in table.columns]
+    groups = table.select(keys).unique().sort(keys, nulls_last=True).iter_rows() if keys else iter([()])
     for key in groups:
-        title = "Crossover · " + " · ".join(str(k) for k in key)
-        out = _table(title, [("stack", "l"), ("batch", "r"), ("tokens", "r"), ("precision", "l"), ("sizes", "r"),
-                             ("crossover", "r"), ("95% CI", "r"), ("result", "l")])  # fmt: skip
+        named = dict(zip(keys, key, strict=True))
+        parts = [str(named[k]) for k in ("gpu_name",) if k in named]
+        if named.get("prompt_tokens") is not None or named.get("new_tokens") is not None:
+            parts.append(f"{format_tokens(named.get('prompt_tokens'), named.get('new_tokens'))} tokens")
+        parts += [str(named[k]) for k in ("weights",) if k in named]
+        out = _table(" · ".join(["Crossover", *parts]), [("stack", "l"), ("batch", "r"), ("precision", "l"),
+                     ("sizes", "r"), ("crossover", "r"), ("95% CI", "r"), ("result", "l")])  # fmt: skip
         selected = table.filter(matching(keys, key)) if keys else table
         for row in selected.iter_rows(named=True):
             ci = ""
@@ -79,8 +75,8 @@ def crossover_rich_table(table: pl.DataFrame) -> Group:
                 ci = f"{format_params(row['ci95_low_params'])}-{format_params(row['ci95_high_params'])}"
             crossing = "none" if row["crossover_params"] is None else format_params(row["crossover_params"])
             sizes = f"{format_params(row['params_min'])}-{format_params(row['params_max'])}"
-            out.add_row(str(row.get("stack") or ""), str(row.get("batch_size") or ""), _tokens(row),
-                        str(row.get("precision") or ""), sizes, crossing, ci, _result(row))  # fmt: skip
+            out.add_row(str(row.get("stack") or ""), str(row.get("batch_size") or ""), str(row.get("precision") or ""),
+                        sizes, crossing, ci, _result(row))  # fmt: skip
         if selected.height:
             first = selected.row(0, named=True)
             out.caption = f"{first['method']}; bootstrap of windows: {first['n_boot']} resamples, seed {first['seed']}"

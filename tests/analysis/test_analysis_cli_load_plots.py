@@ -36,7 +36,7 @@ def test_crossover_command_prints_the_table(folder: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("COLUMNS", "150")
     assert main(["crossover", "--dataset", str(folder), "--n-boot", "200"]) == 0
     out = capsys.readouterr().out
-    assert "Crossover · NVIDIA H200 · random-init" in out
+    assert "Crossover · NVIDIA H200 · 128+256 tokens · random-init" in out
     assert "crosses" in out and "costs more" in out and "seed 20261130" in out and "128+256" in out
     assert main(["crossover", "--dataset", str(folder), "--precision", "int8", "--n-boot", "0"]) == 0
     out = capsys.readouterr().out

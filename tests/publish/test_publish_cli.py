@@ -52,7 +52,7 @@ def test_demo_loads_with_datasets_and_prints_both_tables(
     out = capsys.readouterr().out
     assert "EXAMPLES INCLUDED" in out and 'datasets.load_dataset("' in out
     assert "J/token · Synthetic example GPU · eager · batch 1 · 128+256 tokens · random-init" in out
-    assert "Crossover · Synthetic example GPU · random-init" in out
+    assert "Crossover · Synthetic example GPU · 128+256 tokens · random-init" in out
     assert "crosses" in out and "costs more" in out
 
 
