@@ -1,7 +1,8 @@
-"""Every line of scripts/reference/queues/ is a valid `ecocompute collect` call, checked here before device time."""
+"""The reference scripts and queues are checked here, before any device time: queue lines and script syntax."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,10 @@ def test_queue_line_parses_and_passes_the_collectors_checks(
     ((config, dest),) = seen
     assert config.arch in arch_names()
     assert dest.signer == "ecocompute-reference"
+
+
+@pytest.mark.parametrize("script", sorted((QUEUES.parent).glob("*.sh")), ids=lambda p: p.name)
+def test_reference_scripts_parse(script: Path) -> None:
+    """bash -n: a syntax error in a sitting's script is found here, not on the lent machine."""
+    proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
