@@ -17,7 +17,7 @@ import polars as pl
 from ecocompute.analysis import change_vs_baseline
 from ecocompute.schema.derive import derive, mean_std
 from ecocompute.schema.io import load_submission
-from ecocompute.schema.models import Submission, Window
+from ecocompute.schema.models import Method, Submission, Window
 from ecocompute.schema.tables import measurement_rows, measurements_frame
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,10 +122,15 @@ def _others_busy(sub: Submission) -> str:
 
 
 KNOB_HEADER = (
-    "| run | shape | stack | batch | window | windows | CPUs | nice | GC | other CPUs busy "
+    "| run | shape | stack | batch | window | windows | warm-up | order | CPUs | nice | GC | other CPUs busy "
     "| fp16 CV: J/t / s/t / dyn % | nf4 CV: J/t / s/t / dyn % | nf4 vs baseline (95% CI) |\n"
-    "|---|---|---|---:|---:|---:|---|---:|---|---|---|---|---|"
+    "|---|---|---|---:|---:|---:|---:|---|---|---:|---|---|---|---|---|"
 )
+
+
+def _order(m: Method) -> str:
+    """Interleaved, or blocked with its cooldown between precisions."""
+    return m.order if m.order == "interleaved" else f"{m.order}, {m.cooldown_s:g} s cooldown"
 
 
 def knob_section(paths: list[Path]) -> str:
@@ -138,7 +143,8 @@ def knob_section(paths: list[Path]) -> str:
         n = max(len(x.windows) for x in p.measurements)
         lines.append(
             f"| `{path.stem[-8:]}` | {p.workload.architecture} | {p.workload.stack.value} | {p.workload.batch_size} "
-            f"| {m.window_min_s:g} s | {n} | {'-' if m.cpu_affinity is None else _cpus(m.cpu_affinity)} "
+            f"| {m.window_min_s:g} s | {n} | {m.warmup_windows} | {_order(m)} "
+            f"| {'-' if m.cpu_affinity is None else _cpus(m.cpu_affinity)} "
             f"| {'-' if m.nice is None else m.nice} | {'-' if m.python_gc is None else m.python_gc} "
             f"| {_others_busy(sub)} | {_cell(sub, 'fp16')} | {_cell(sub, 'nf4')} | {change} |"
         )
