@@ -24,6 +24,8 @@ def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
     for column in ("ci95_pct", "cv_pct", "tokens_per_s", "static_j_per_token"):
         if column not in usable.columns:
             usable = usable.with_columns(pl.lit(None, dtype=pl.Float64).alias(column))
+    if "compiled" not in usable.columns:  # a table from before the collector recorded it
+        usable = usable.with_columns(pl.lit(None, dtype=pl.Boolean).alias("compiled"))
     grouped = usable.group_by(list(JPT_KEYS)).agg(
         pl.len().alias("n_submissions"),
         pl.col("n_windows").sum().alias("n_windows"),
@@ -34,6 +36,8 @@ def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
         pl.col("cv_pct").max().alias("cv_pct_max"),
         pl.col("tokens_per_s").mean().alias("tokens_per_s"),
         (100 * pl.col("static_j_per_token") / pl.col("j_per_token_mean")).mean().alias("static_share_pct"),
+        (pl.col("compiled") == True).sum().alias("n_compiled"),  # noqa: E712 - a null (not recorded) counts in neither
+        (pl.col("compiled") == False).sum().alias("n_not_compiled"),  # noqa: E712
     )
     return _sorted_by_precision(
         grouped, "gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
@@ -48,7 +52,10 @@ def jpt_table(measurements: Any) -> Any:
 
     Each submission contributes its own mean (from :func:`ecocompute.schema.derive.derive`); the table gives
     their mean, min and max, the widest within-measurement 95% CI (% of the mean) and CV, tokens/s, and the
-    share of J/token that is idle power x time (``static_share_pct``). Failed measurements are left out.
+    share of J/token that is idle power x time (``static_share_pct``). ``n_compiled`` and ``n_not_compiled`` count
+    the submissions whose measurement torch.compile did or did not run (the ``compiled`` column; on the compiled
+    stack transformers declines bitsandbytes models); one recorded neither counts in neither. Failed measurements
+    are left out.
 
     Example::
 
@@ -60,8 +67,9 @@ def jpt_table(measurements: Any) -> Any:
 STACK_KEYS = ("gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
 
 
-def _stack_side(stack: str) -> pl.Expr:
-    return pl.col("j_per_token").filter(pl.col("stack") == stack).first().alias(f"{stack}_j_per_token")
+def _stack_side(stack: str, column: str = "j_per_token") -> pl.Expr:
+    """``column`` of the row of ``stack`` in a group (named ``<stack>_<column>``)."""
+    return pl.col(column).filter(pl.col("stack") == stack).first().alias(f"{stack}_{column}")
 
 
 def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
@@ -72,7 +80,11 @@ def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
     """
     both = (
         jpt.group_by(list(STACK_KEYS))
-        .agg(_stack_side("eager"), _stack_side("compiled"))
+        .agg(
+            _stack_side("eager"),
+            _stack_side("compiled"),
+            *(_stack_side("compiled", c) for c in ("n_submissions", "n_compiled", "n_not_compiled")),
+        )
         .drop_nulls(["eager_j_per_token", "compiled_j_per_token"])
         .with_columns((100.0 * (pl.col("compiled_j_per_token") / pl.col("eager_j_per_token") - 1)).alias("change_pct"))
     )
@@ -87,7 +99,9 @@ def stack_table(measurements: Any) -> Any:
     One row per GPU x batch x workload length x weights x model x precision measured on both stacks. Each side is
     the mean over the submissions that measured it (:func:`jpt_table`), so the two sides come from different
     submissions (another hour, perhaps another host): set the change from compiling beside the changes between
-    precisions, which :func:`change_vs_baseline` takes within one submission.
+    precisions, which :func:`change_vs_baseline` takes within one submission. ``compiled_n_submissions``,
+    ``compiled_n_compiled`` and ``compiled_n_not_compiled`` say how many of the compiled side's submissions
+    torch.compile actually ran: a compiled side it never ran is the static KV cache alone.
 
     Example::
 

@@ -175,17 +175,32 @@ def stack_section(jpt: pl.DataFrame) -> str:
         return "No model has been measured on both the eager and the compiled stack yet."
     rows = [[r["gpu_name"], str(r["batch_size"]), format_tokens(r["prompt_tokens"], r["new_tokens"]), r["weights"],
              r["architecture"], format_params(float(r["params_total"])), r["precision"],
-             f"{r['eager_j_per_token']:.4f}", f"{r['compiled_j_per_token']:.4f}", f"{r['change_pct']:+.1f}%"]
+             f"{r['eager_j_per_token']:.4f}", f"{r['compiled_j_per_token']:.4f}", _torch_compile_ran(r),
+             f"{r['change_pct']:+.1f}%"]
             for r in both.iter_rows(named=True)]  # fmt: skip
     header = ["GPU", "batch", "tokens", "weights", "model", "params", "precision", "eager J/token",
-              "compiled J/token", "compiled vs eager"]  # fmt: skip
+              "compiled J/token", "torch.compile ran", "compiled vs eager"]  # fmt: skip
     note = (
         "The software stack is a lever on energy per token too: plain `generate` (eager) against a static KV cache "
         "with `torch.compile` (compiled), for every model and precision measured on both. Each side is the mean "
         "over its submissions, so the two come from different runs; set the change beside the precision changes "
-        "in the tables above, which are taken within one submission."
+        "in the tables above, which are taken within one submission. transformers declines to compile some "
+        "quantized models (bitsandbytes among them): where `torch.compile ran` says no, the compiled side is the "
+        "static KV cache alone."
     )
     return f"{note}\n\n{_markdown_table(header, rows)}"
+
+
+def _torch_compile_ran(row: dict[str, Any]) -> str:
+    """Whether the compiled side's submissions were compiled: yes, no, k of n, or not recorded (older ones)."""
+    n, yes, no = row["compiled_n_submissions"], row["compiled_n_compiled"], row["compiled_n_not_compiled"]
+    if yes == n:
+        return "yes"
+    if no == n:
+        return "no"
+    if yes == 0 and no == 0:
+        return "not recorded"
+    return f"{yes} of {n}" + (f" ({n - yes - no} not recorded)" if yes + no < n else "")
 
 
 def sensor_section(windows: pl.DataFrame) -> str:

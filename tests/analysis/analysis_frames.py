@@ -26,6 +26,7 @@ class Sub:
     prompt_tokens: int = 128
     new_tokens: int = 256
     errors: Mapping[str, str] = field(default_factory=dict)
+    compiled: Mapping[str, bool] = field(default_factory=dict)  # the rest: null, as on the eager stack
 
 
 def _measurement(sub: Sub, precision: str, jpt: Sequence[float]) -> dict[str, Any]:
@@ -36,6 +37,7 @@ def _measurement(sub: Sub, precision: str, jpt: Sequence[float]) -> dict[str, An
         "model_id": f"random-init/m{sub.params}", "architecture": f"m{sub.params}", "weights": sub.weights,
         "params_total": sub.params, "prompt_tokens": sub.prompt_tokens, "new_tokens": sub.new_tokens,
         "precision": precision, "quantization_json": None, "error": sub.errors.get(precision),
+        "compiled": sub.compiled.get(precision),
         "n_windows": len(jpt), "j_per_token_mean": mean, "j_per_token_std": std,
         "cv_pct": None if not mean else 100 * (std or 0) / mean,
         "ci95_low_j": None if half is None or mean is None else mean - half,

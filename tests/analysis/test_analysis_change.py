@@ -94,6 +94,31 @@ def test_stack_table_compares_the_stacks_per_model_and_precision() -> None:
     assert stack_table(frames(subs[:2])[0]).height == 0  # one stack only
 
 
+def test_the_tables_say_where_the_compiled_stack_did_not_compile() -> None:
+    """transformers declines bitsandbytes models: their compiled side is the static cache alone, and says so."""
+    subs = [
+        Sub("e1", 10**9, {"fp16": [2.0, 2.0], "nf4": [3.0, 3.0]}),
+        Sub(
+            "c1",
+            10**9,
+            {"fp16": [0.7, 0.7], "nf4": [5.0, 5.0]},
+            stack="compiled",
+            compiled={"fp16": True, "nf4": False},
+        ),
+        Sub("c2", 10**9, {"fp16": [0.8, 0.8], "nf4": [4.0, 4.0]}, stack="compiled", compiled={"fp16": True}),
+    ]
+    measurements = frames(subs)[0]
+    counts = ("stack", "precision", "n_submissions", "n_compiled", "n_not_compiled")
+    assert jpt_table(measurements).select(counts).rows() == [
+        ("compiled", "fp16", 2, 2, 0), ("compiled", "nf4", 2, 0, 1),  # c2's nf4: not recorded
+        ("eager", "fp16", 1, 0, 0), ("eager", "nf4", 1, 0, 0),
+    ]  # fmt: skip
+    sides = ("precision", "compiled_n_submissions", "compiled_n_compiled", "compiled_n_not_compiled")
+    assert stack_table(measurements).select(sides).rows() == [("fp16", 2, 2, 0), ("nf4", 2, 0, 1)]
+    older = stack_table(measurements.drop("compiled"))  # a table from before the column: nothing recorded
+    assert older.select(sides).rows() == [("fp16", 2, 0, 0), ("nf4", 2, 0, 0)]
+
+
 def test_jpt_table_never_pools_workload_lengths() -> None:
     """The prefill is spread over the generated tokens, so the same model at another length is another row."""
     subs = [Sub("l1", 10**9, {"fp16": [2.0, 2.0]}), Sub("l2", 10**9, {"fp16": [4.0, 4.0]}, new_tokens=64),

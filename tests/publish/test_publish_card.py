@@ -187,3 +187,21 @@ def test_figures_carry_no_software_or_date_chunk(example_build: BuildResult) -> 
     for png in (example_build.out / "figures").glob("*.png"):
         data = png.read_bytes()
         assert b"Software" not in data and b"Creation Time" not in data and b"tIME" not in data
+
+
+def test_stack_section_says_where_torch_compile_did_not_run() -> None:
+    """A compiled side that transformers did not compile (bitsandbytes) is the static cache alone: the card says so."""
+    eager = make_submission(60, precisions=("fp16", "nf4"))
+    compiled = make_submission(61, precisions=("fp16", "nf4"), stack="compiled")
+    fp16, nf4 = compiled.payload.measurements
+    measured = [fp16.model_copy(update={"compiled": True}), nf4.model_copy(update={"compiled": False})]
+    compiled = compiled.model_copy(update={"payload": compiled.payload.model_copy(update={"measurements": measured})})
+    older = make_submission(62, precisions=("fp16", "nf4"), stack="compiled")  # before the field: not recorded
+    rows = [row for sub in (eager, compiled) for row in measurement_rows(sub)]
+    stack = stack_section(jpt_frame(measurements_frame(rows)))
+    assert "| torch.compile ran |" in stack and "the compiled side is the static KV cache alone" in stack
+    cells = {line.split(" | ")[6]: line.split(" | ")[9] for line in stack.splitlines() if "| TinyLlama" in line}
+    assert cells == {"fp16": "yes", "nf4": "no"}
+    both = stack_section(jpt_frame(measurements_frame([*rows, *measurement_rows(older)])))
+    cells = {line.split(" | ")[6]: line.split(" | ")[9] for line in both.splitlines() if "| TinyLlama" in line}
+    assert cells == {"fp16": "1 of 2 (1 not recorded)", "nf4": "0 of 2 (1 not recorded)"}
