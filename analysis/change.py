@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from ecocompute.analysis.frames import as_polars, like_input, require_columns
+from ecocompute.analysis.frames import as_polars, like_input, require_columns, with_null_columns
 from ecocompute.schema.derive import t_quantile_975
 
 BASELINES = ("fp16", "bf16")
@@ -54,8 +54,7 @@ def usable_measurements(measurements: pl.DataFrame) -> pl.DataFrame:
     rather than failing, and every result still names ``new_tokens``.
     """
     require_columns(measurements, MEASUREMENT_COLUMNS, "measurements")
-    if "prompt_tokens" not in measurements.columns:
-        measurements = measurements.with_columns(pl.lit(None, dtype=pl.Int64).alias("prompt_tokens"))
+    measurements = with_null_columns(measurements, {"prompt_tokens": pl.Int64})
     return measurements.filter(
         pl.col("error").is_null() & (pl.col("n_windows") > 0) & pl.col("j_per_token_mean").is_not_null()
     )

@@ -46,6 +46,12 @@ def matching(keys: Sequence[str], values: Sequence[Any]) -> pl.Expr:
     return pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in zip(keys, values, strict=True))
 
 
+def with_null_columns(frame: pl.DataFrame, columns: dict[str, type[pl.DataType]]) -> pl.DataFrame:
+    """``frame`` with each of ``columns`` it lacks added as nulls of its type (a table from an older version)."""
+    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in columns.items() if name not in frame.columns]
+    return frame.with_columns(missing) if missing else frame
+
+
 def require_columns(frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> None:
     """Raise UsageError naming the columns ``frame`` lacks."""
     missing = [c for c in columns if c not in frame.columns]

@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from ecocompute.analysis.change import WORKLOAD_KEYS, precision_rank, usable_measurements
-from ecocompute.analysis.frames import as_polars, like_input
+from ecocompute.analysis.frames import as_polars, like_input, with_null_columns
 
 JPT_KEYS = ("gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
 
@@ -21,11 +21,8 @@ def _sorted_by_precision(frame: pl.DataFrame, *keys: str) -> pl.DataFrame:
 def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
     """Polars core of :func:`jpt_table`."""
     usable = usable_measurements(measurements)
-    for column in ("ci95_pct", "cv_pct", "tokens_per_s", "static_j_per_token"):
-        if column not in usable.columns:
-            usable = usable.with_columns(pl.lit(None, dtype=pl.Float64).alias(column))
-    if "compiled" not in usable.columns:  # a table from before the collector recorded it
-        usable = usable.with_columns(pl.lit(None, dtype=pl.Boolean).alias("compiled"))
+    optional = dict.fromkeys(("ci95_pct", "cv_pct", "tokens_per_s", "static_j_per_token"), pl.Float64)
+    usable = with_null_columns(usable, {**optional, "compiled": pl.Boolean})
     grouped = usable.group_by(list(JPT_KEYS)).agg(
         pl.len().alias("n_submissions"),
         pl.col("n_windows").sum().alias("n_windows"),
