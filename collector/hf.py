@@ -357,13 +357,17 @@ class HfRunner:
 
     def generate_once(self) -> int:
         """One greedy ``generate`` call; returns the tokens generated (batch x new_tokens), checked."""
+        return int(self.new_token_ids().numel())
+
+    def new_token_ids(self) -> Any:
+        """The new tokens of one greedy ``generate`` call (a batch x new_tokens tensor), their number checked."""
         out = self.model.generate(
             input_ids=self.input_ids, attention_mask=self.attention_mask, generation_config=self.generation_config
         )
         new = int(out.shape[1]) - int(self.input_ids.shape[1])
         if new != self.new_tokens:
             raise RuntimeError(f"generate produced {new} new tokens per sequence instead of {self.new_tokens}")
-        return new * int(out.shape[0])
+        return out[:, self.input_ids.shape[1] :]
 
     def compile_events(self) -> int | None:
         """The process's torch._dynamo compilations so far (see :func:`dynamo_compiles`)."""

@@ -47,14 +47,6 @@ def graph_breaks() -> int:
     return int(sum(counters["graph_break"].values()))
 
 
-def greedy_tokens(runner: hf.HfRunner) -> list[list[int]]:
-    """The new tokens of one greedy generate call."""
-    out = runner.model.generate(
-        input_ids=runner.input_ids, attention_mask=runner.attention_mask, generation_config=runner.generation_config
-    )
-    return [row[runner.input_ids.shape[1] :] for row in out.tolist()]
-
-
 def trial(backend: hf.HfBackend, precision: Precision, force: bool, calls: int) -> dict[str, Any]:
     """Load, warm up (compiling, recording graphs), then time ``calls`` generate calls."""
     row: dict[str, Any] = {"precision": precision.value, "forced_compileable": force}
@@ -64,7 +56,7 @@ def trial(backend: hf.HfBackend, precision: Precision, force: bool, calls: int) 
         if force:
             row["quantizer"] = force_compileable(runner.model)
         frames0, breaks0 = hf.dynamo_compiles(), graph_breaks()
-        tokens = greedy_tokens(runner)
+        tokens = runner.new_token_ids().tolist()
         for _ in range(WARMUP_MIN_CALLS - 1):
             runner.generate_once()
         runner.synchronize()
