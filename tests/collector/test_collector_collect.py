@@ -193,18 +193,23 @@ class HookedRunner:
         return int(self.inner.generate_once())
 
 
-def test_a_kill_loses_at_most_the_window_in_flight_and_resume_keeps_the_id(world: World) -> None:
-    counter = Counter()
+def interrupted_after(counter: Counter, windows: int) -> Callable[[RunConfig, Destination, str], Backend]:
+    """A make_backend whose generate raises KeyboardInterrupt (Ctrl-C) once ``counter`` has seen ``windows``."""
 
-    def kill_after_three_windows(precision: Precision, call: int) -> None:
-        if counter.windows >= 3:
+    def kill(precision: Precision, call: int) -> None:
+        if counter.windows >= windows:
             raise KeyboardInterrupt
 
     def interrupting(config: RunConfig, dest: Destination, device: str) -> Backend:
-        return WrappedBackend(hf_backend(config, dest, device), on_generate=kill_after_three_windows)
+        return WrappedBackend(hf_backend(config, dest, device), on_generate=kill)
 
+    return interrupting
+
+
+def test_a_kill_loses_at_most_the_window_in_flight_and_resume_keeps_the_id(world: World) -> None:
+    counter = Counter()
     with pytest.raises(RunInterruptedError, match=r"3 finished windows are saved in .*--resume"):
-        world.run(make_backend=interrupting, view=counter)
+        world.run(make_backend=interrupted_after(counter, 3), view=counter)
     (state_file,) = (world.root / "state").glob("run-*.json")
     saved = json.loads(state_file.read_text())
     saved_windows = {m["precision"]: m["windows"] for m in saved["measurements"]}
@@ -381,16 +386,8 @@ def test_when_no_model_loads_idle_power_says_it_had_none(world: World) -> None:
 
 def test_resume_refuses_another_software_stack_or_power_limit(world: World) -> None:
     counter = Counter()
-
-    def kill_after_two_windows(precision: Precision, call: int) -> None:
-        if counter.windows >= 2:
-            raise KeyboardInterrupt
-
-    def interrupting(config: RunConfig, dest: Destination, device: str) -> Backend:
-        return WrappedBackend(hf_backend(config, dest, device), on_generate=kill_after_two_windows)
-
     with pytest.raises(RunInterruptedError):
-        world.run(make_backend=interrupting, view=counter)
+        world.run(make_backend=interrupted_after(counter, 2), view=counter)
     real = Environment().software
 
     def other_torch(nvml_version: str) -> Any:
