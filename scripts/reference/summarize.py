@@ -8,6 +8,7 @@ committed files; nothing is typed in by hand. ``python scripts/reference/summari
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "runs" / "ecocompute-reference"
 ACCEPTED = ROOT / "submissions" / "ecocompute-reference"
 BEGIN, END = "<!-- BEGIN reference-runs (scripts/reference/summarize.py) -->", "<!-- END reference-runs -->"
+# every section reads the same committed files: each is parsed and validated once (a Submission is frozen)
+_load = functools.cache(load_submission)
 HEADER = (
     "| precision | windows | J/token | 95% CI | CV % | dynamic CV % | tokens/s | GPU util % | static % "
     "| counter vs integral, max % | change vs baseline (95% CI) |\n"
@@ -59,7 +62,7 @@ def _changes(frame: pl.DataFrame) -> dict[str, str]:
 
 def submission_section(path: Path) -> str:
     """A table for one signed reference submission."""
-    sub = load_submission(path)
+    sub = _load(path)
     p = sub.payload
     changes = _changes(measurements_frame(measurement_rows(sub)))
     lines = [
@@ -137,7 +140,7 @@ def knob_section(paths: list[Path]) -> str:
     """One row per run: its knobs, and the spread of fp16 and nf4 split into host speed and GPU energy."""
     lines = [KNOB_HEADER]
     for path in paths:
-        sub = load_submission(path)
+        sub = _load(path)
         p, m = sub.payload, sub.payload.method
         change = _changes(measurements_frame(measurement_rows(sub))).get("nf4", "-")
         n = max(len(x.windows) for x in p.measurements)
@@ -153,7 +156,7 @@ def knob_section(paths: list[Path]) -> str:
 
 def reproducibility_section(results: list[Path], paths: list[Path]) -> str:
     """Each reproducibility benchmark result: its runs (found among ``paths`` by id), their means and spread."""
-    by_id = {sub.payload.submission_id: sub for sub in map(load_submission, paths)}
+    by_id = {sub.payload.submission_id: sub for sub in map(_load, paths)}
     groups: dict[str, list[Submission]] = {}
     for result in results:
         ids = json.loads(result.read_text(encoding="utf-8"))["submission_ids"]
@@ -187,7 +190,7 @@ def sweep_section(paths: list[Path]) -> str:
     """Issue 6's sweep, cell by cell: CV where measured (and where it is kept), the error where it failed."""
     found: dict[tuple[str, str, int, str], list[str]] = {}
     for path in paths:
-        sub = load_submission(path)
+        sub = _load(path)
         w = sub.payload.workload
         where = "submissions" if path.is_relative_to(ACCEPTED) else "runs"
         for m in sub.payload.measurements:
