@@ -16,10 +16,11 @@ from pathlib import Path
 import polars as pl
 
 from ecocompute.analysis import change_vs_baseline
-from ecocompute.schema.derive import derive, mean_std
+from ecocompute.schema.derive import derive, integral_diff_pct, mean_std
 from ecocompute.schema.io import load_submission
 from ecocompute.schema.models import Method, Submission, Window
 from ecocompute.schema.tables import measurement_rows, measurements_frame
+from ecocompute.validate.windows import INTEGRAL_WARN_PCT
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "runs" / "ecocompute-reference"
@@ -248,10 +249,70 @@ def checkpoint_section(path: Path) -> str:
     return "\n".join(lines)
 
 
+def checkpoint_windows(path: Path) -> list[tuple[str, Window]]:
+    """The windows of one unfinished run's checkpoint, warm-ups included, each named by its precision."""
+    found = []
+    for m in json.loads(path.read_text(encoding="utf-8"))["measurements"]:
+        found += [(m["precision"], Window.model_validate(w)) for w in (*m.get("warmup", []), *m["windows"])]
+    return found
+
+
+def sensor_section(paths: list[Path], checkpoints: list[Path]) -> str:
+    """How far NVML's energy counter and the 10 Hz power integral disagree, over every committed window."""
+    lines = ["| windows of | windows | worst difference | in | above the validator's warning level |",
+             "|---|---:|---:|---|---:|"]  # fmt: skip
+    groups = {
+        "finished runs (warm-ups included)": [
+            (f"`{_short(p)}` {m.precision.value}", w)
+            for p in paths for m in _load(p).payload.measurements for w in (*m.warmup, *m.windows)
+        ],
+        "checkpoints of unfinished runs": [(f"`{_short(p)}` {name}", w) for p in checkpoints
+                                           for name, w in checkpoint_windows(p)],
+    }  # fmt: skip
+    for what, windows in groups.items():
+        if not windows:
+            continue
+        diffs = [(integral_diff_pct(w), name) for name, w in windows]
+        worst, where = max(diffs)
+        above = sum(d > INTEGRAL_WARN_PCT for d, _ in diffs)
+        lines.append(f"| {what} | {len(windows)} | {worst:.2f}% | {where} | {above} (> {INTEGRAL_WARN_PCT:g}%) |")
+    return "\n".join(lines)
+
+
+def _short(path: Path) -> str:
+    """A committed run's id (the tail of its submission id)."""
+    return path.name.split(".")[0].split("-")[-1]
+
+
+def compile_bnb_section(results: list[Path]) -> str:
+    """Each compile_bnb.py result: tokens/s of each trial, against the same precision uncompiled and FP16 compiled."""
+    lines = ["| shape | precision | quantizer marked compileable | torch.compile ran | graph breaks | tokens/s "
+             "| vs same precision uncompiled | vs fp16 compiled | greedy tokens matching uncompiled |",
+             "|---|---|---|---|---:|---:|---:|---:|---|"]  # fmt: skip
+    for result in results:
+        data = json.loads(result.read_text(encoding="utf-8"))
+        rows = data["rows"]
+        fp16 = next((r["tokens_per_s"] for r in rows if r["precision"] == "fp16" and "tokens_per_s" in r), None)
+        plain = {r["precision"]: r["tokens_per_s"] for r in rows if not r["forced_compileable"] and "tokens_per_s" in r}
+        for r in rows:
+            if "tokens_per_s" not in r:
+                lines.append(f"| {data['arch']} | {r['precision']} | {'yes' if r['forced_compileable'] else 'no'} "
+                             f"| error: {r.get('error')} | | | | | |")  # fmt: skip
+                continue
+            tps = r["tokens_per_s"]
+            same = f"{tps / plain[r['precision']]:.2f}x" if r["forced_compileable"] and r["precision"] in plain else ""
+            vs_fp16 = f"{tps / fp16:.2f}x" if fp16 and r["precision"] != "fp16" else ""
+            lines.append(f"| {data['arch']} | {r['precision']} | {'yes' if r['forced_compileable'] else 'no'} "
+                         f"| {'yes' if r['compiled'] else 'no'} | {r['graph_breaks']} | {tps:.1f} | {same} | {vs_fp16} "
+                         f"| {r.get('tokens_matching_uncompiled', '')} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def render() -> str:
     """The whole markdown block, between its markers."""
     finished = sorted((RUNS / "nvidia-h200").glob("*.json"))
     accepted = sorted(ACCEPTED.rglob("*.json"))
+    checkpoints = sorted((RUNS / "checkpoints").glob("*.json"))
     parts = ["### Spread by run and knob", "CV of J/token, of seconds per token (the host's speed) and of the "
              "dynamic (idle-subtracted) J/token, between measured windows; other CPUs busy: the range over windows of "
              "the host CPUs other processes kept busy (`host_others_busy_cpus`); `-`: not recorded or not measured.",
@@ -259,11 +320,17 @@ def render() -> str:
              "### The same configuration in separate collector processes (`submissions/`)",
              reproducibility_section(sorted((ROOT / "benchmarks" / "results").glob("reproducibility-*.json")),
                                      accepted + finished),
+             "### The energy counter against the power integral",
+             sensor_section(finished + accepted, checkpoints),
+             "### Compiling bitsandbytes models (`scripts/reference/compile_bnb.py`)",
+             "Tokens/s after warm-up, one process per shape, batch 1, 128 prompt + 256 new tokens, static KV cache; "
+             "no energy. From `benchmarks/results/compile-bnb-*.json`.",
+             compile_bnb_section(sorted((ROOT / "benchmarks" / "results").glob("compile-bnb-*.json"))),
              "### The sweep of issue 6, cell by cell",
              sweep_section(finished + accepted),
              "### Each run"]  # fmt: skip
     parts += [submission_section(p) for p in finished + accepted]
-    parts += [checkpoint_section(p) for p in sorted((RUNS / "checkpoints").glob("*.json"))]
+    parts += [checkpoint_section(p) for p in checkpoints]
     return BEGIN + "\n\n" + "\n\n".join(parts) + "\n\n" + END
 
 

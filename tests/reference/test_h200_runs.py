@@ -14,6 +14,7 @@ from ecocompute.schema.derive import derive, integral_diff_pct
 from ecocompute.schema.io import load_submission
 from ecocompute.schema.models import Window
 from ecocompute.validate.core import discover, validate_files
+from ecocompute.validate.windows import INTEGRAL_ERROR_PCT
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "runs"
@@ -48,11 +49,12 @@ def test_finished_runs_fail_only_the_cv_gate() -> None:
     assert all(r.accepted for r in relaxed)
 
 
-def test_counter_and_integrated_power_agree_within_2_percent_in_every_window() -> None:
+def test_counter_and_integrated_power_agree_within_the_validators_bound_in_every_window() -> None:
+    """Checkpoints included, which the validator never sees; docs/method.md states the worst figure (summarize.py)."""
     windows = _all_windows()
     assert len(windows) >= 104
     worst = max(windows, key=lambda item: integral_diff_pct(item[1]))
-    assert integral_diff_pct(worst[1]) <= 2.0, worst[0]
+    assert integral_diff_pct(worst[1]) <= INTEGRAL_ERROR_PCT, worst[0]
 
 
 def test_submissions_folder_holds_no_run_that_fails_the_gate() -> None:
