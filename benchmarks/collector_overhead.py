@@ -36,7 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="JSON file for the results")
     parser.add_argument("--arch", default="TinyLlama-1.1B")
-    parser.add_argument("--stack", default="eager", choices=["eager", "compiled"])
+    parser.add_argument("--stack", default="eager", choices=[s.value for s in Stack])
     parser.add_argument("--windows", type=int, default=12, help="measured windows, half with the thread on")
     parser.add_argument("--window-s", type=float, default=10.0)
     parser.add_argument("--new-tokens", type=int, default=128)

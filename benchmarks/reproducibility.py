@@ -25,7 +25,7 @@ from typing import Any
 from ecocompute.schema.derive import derive
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import load_submission, write_text_atomic
-from ecocompute.schema.models import Measurement, Stack, Submission
+from ecocompute.schema.models import Measurement, Submission
 
 GPU_BOUND_BATCH = 8
 TOLERANCE_PCT = {True: 1.0, False: 2.0}
@@ -46,7 +46,7 @@ def gpu_bound(sub: Submission, m: Measurement) -> bool:
     """GPU-bound by the issue's rule: the compiled stack, or a batch of at least 8. A precision that the compiled
     stack did not compile (``compiled`` false: transformers declines bitsandbytes models) counts as host-bound."""
     w = sub.payload.workload
-    return (w.stack is Stack.COMPILED and m.compiled is not False) or w.batch_size >= GPU_BOUND_BATCH
+    return (w.stack.static_cache and m.compiled is not False) or w.batch_size >= GPU_BOUND_BATCH
 
 
 def table(subs: list[Submission]) -> list[dict[str, Any]]:

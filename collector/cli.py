@@ -81,7 +81,10 @@ def collect_command(
         RunConfig.target_ci_pct, "--target-ci", help="Stop at this 95% CI half width, in % of J/token."
     ),
     stack: Stack = typer.Option(
-        Stack.EAGER, "--stack", help="eager: plain generate; compiled: static KV cache + torch.compile."
+        Stack.EAGER,
+        "--stack",
+        help="eager: plain generate; compiled: static KV cache + torch.compile (transformers leaves bitsandbytes "
+        "models uncompiled); compiled-all: the same, bitsandbytes models compiled too.",
     ),
     order: OrderChoice = typer.Option(
         OrderChoice.AUTO, "--order", help="interleaved when all precisions fit in GPU memory (auto), else blocked."

@@ -61,8 +61,9 @@ class RunConfig:
                 problems.append(f"--{name.replace('_', '-')} must be positive")
         if self.warmup_windows < 0 or self.cooldown_s < 0 or self.idle_settle_s < 0:
             problems.append("--warmup-windows, --cooldown-s and --idle-settle-s cannot be negative")
-        if self.stack is Stack.COMPILED and self.warmup_windows < 1:
-            problems.append("--stack compiled needs --warmup-windows >= 1: compiling must stay out of measured windows")
+        if self.stack.static_cache and self.warmup_windows < 1:
+            problems.append(f"--stack {self.stack.value} needs --warmup-windows >= 1: compiling must stay out of "
+                            "measured windows")  # fmt: skip
         if self.min_windows > self.max_windows:
             problems.append(f"--min-windows {self.min_windows} is above --max-windows {self.max_windows}")
         if self.arch is not None:

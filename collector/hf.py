@@ -307,6 +307,21 @@ def quantization_config(precision: Precision) -> Any:
     return transformers.BitsAndBytesConfig(**kwargs)
 
 
+def mark_compileable(model: Any) -> bool:
+    """Let ``generate`` compile this quantized model (the ``compiled-all`` stack); False if it has no quantizer.
+
+    transformers compiles a model with a static cache only if its quantizer says ``is_compileable``, which its
+    bitsandbytes quantizers do not. This swaps the class of this one model's quantizer for a subclass that says
+    so; other models, and the quantizer classes themselves, are left as they are.
+    """
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is None:
+        return False
+    base = type(quantizer)
+    quantizer.__class__ = type(f"Compileable{base.__name__}", (base,), {"is_compileable": property(lambda _: True)})
+    return True
+
+
 # --- runners ------------------------------------------------------------------------------------
 
 
@@ -328,7 +343,7 @@ class HfRunner:
         self.generation_config = transformers.GenerationConfig(
             do_sample=False, num_beams=1, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
             eos_token_id=eos, bos_token_id=defaults.bos_token_id, pad_token_id=0 if pad is None else pad,
-            cache_implementation="static" if stack is Stack.COMPILED else None,
+            cache_implementation="static" if stack.static_cache else None,
         )  # fmt: skip
         model.generation_config = self.generation_config
 
@@ -397,7 +412,7 @@ class HfBackend:
         self.stack = stack
         self.prompt = prompt_ids(batch_size, prompt_tokens, source.vocab_size, seed)
         self.prompt_sha256 = prompt_sha256(self.prompt)
-        if stack is Stack.COMPILED:  # one compiled graph per precision's model: room for all of them
+        if stack.static_cache:  # one compiled graph per precision's model: room for all of them
             dynamo = _torch()._dynamo.config
             dynamo.cache_size_limit = max(dynamo.cache_size_limit, 64)
 
@@ -415,6 +430,8 @@ class HfBackend:
         )
         model.eval()
         _check_dtype(model, precision, spec.dtype)
+        if self.stack is Stack.COMPILED_ALL:
+            mark_compileable(model)
         return HfRunner(model, precision, self.device, self.prompt, self.new_tokens, self.stack)
 
     def fits_together(self, precisions: list[Precision]) -> bool:

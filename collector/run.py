@@ -37,7 +37,7 @@ from ecocompute.collector.state import (
 from ecocompute.collector.submission import build_submission
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_submission
-from ecocompute.schema.models import Precision, Quality, Stack, Submission
+from ecocompute.schema.models import Precision, Quality, Submission
 from ecocompute.schema.paths import submission_relpath
 from ecocompute.schema.signing import sign_submission
 
@@ -324,8 +324,8 @@ class Session:
             self.idle_power_w_after, self.idle_model_loaded_after = power_w, loaded
 
     def _note_compiled(self, runners: dict[Precision, LoadedRunner]) -> None:
-        """With the compiled stack, remember which models transformers actually compiled."""
-        if self.config.stack is Stack.COMPILED:
+        """With a compiled stack, remember which models torch.compile actually ran."""
+        if self.config.stack.static_cache:
             self.compiled.update({p: r.compiled for p, r in runners.items()})
 
     def _perplexity(self, runners: dict[Precision, LoadedRunner]) -> None:

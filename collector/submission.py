@@ -59,7 +59,7 @@ def build_submission(config: RunConfig, dest: Destination, env: Environment, ses
     if session.compiled:
         done = [p.value for p, c in session.compiled.items() if c]
         skipped = [p.value for p, c in session.compiled.items() if not c]
-        notes.append(f"compiled stack: torch.compile used for {', '.join(done) or 'none'}"
+        notes.append(f"{config.stack.value} stack: torch.compile used for {', '.join(done) or 'none'}"
                      + (f"; not for {', '.join(skipped)}" if skipped else "") + ".")  # fmt: skip
     if state.sessions > 1:
         notes.append(f"measured in {state.sessions} sessions (resumed with --resume)")

@@ -52,10 +52,21 @@ class Precision(enum.StrEnum):
 
 
 class Stack(enum.StrEnum):
-    """The inference software path: plain ``generate`` or static KV cache + torch.compile."""
+    """The inference software path.
+
+    ``eager``: plain ``generate``. ``compiled``: static KV cache + torch.compile where transformers compiles; it
+    declines bitsandbytes models, which then run with the static cache alone. ``compiled-all``: the same, with the
+    bitsandbytes models compiled too: the collector marks their quantizer compileable, which transformers does not.
+    """
 
     EAGER = "eager"
     COMPILED = "compiled"
+    COMPILED_ALL = "compiled-all"
+
+    @property
+    def static_cache(self) -> bool:
+        """Whether ``generate`` runs with a static KV cache (and so compiles what transformers lets it)."""
+        return self is not Stack.EAGER
 
 
 class _Model(BaseModel):
@@ -227,9 +238,9 @@ class Quality(_Model):
 class Measurement(_Model):
     """All windows of one precision of one model; ``error`` says why there are none.
 
-    ``compiled``: on the compiled stack, whether torch.compile ran this precision's forward; transformers declines
-    to compile some quantized models (bitsandbytes among them), which then run with the static KV cache alone.
-    Null on the eager stack, or not recorded.
+    ``compiled``: on the compiled stacks, whether torch.compile ran this precision's forward; on ``compiled``
+    transformers declines to compile some quantized models (bitsandbytes among them), which then run with the
+    static KV cache alone. Null on the eager stack, or not recorded.
     """
 
     precision: Precision

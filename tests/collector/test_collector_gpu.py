@@ -69,8 +69,9 @@ def test_record_a_short_trace(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("stack", "precisions"),
-    [(Stack.EAGER, (Precision.FP16, Precision.NF4, Precision.INT8)), (Stack.COMPILED, (Precision.FP16,))],
-)
+    [(Stack.EAGER, (Precision.FP16, Precision.NF4, Precision.INT8)), (Stack.COMPILED, (Precision.FP16,)),
+     (Stack.COMPILED_ALL, (Precision.FP16, Precision.NF4))],
+)  # fmt: skip
 def test_a_short_collection_on_the_gpu(tmp_path: Path, request: pytest.FixtureRequest, stack: Stack,
                                        precisions: tuple[Precision, ...]) -> None:  # fmt: skip
     signing = shutil.which("ssh-keygen") is not None
@@ -88,6 +89,7 @@ def test_a_short_collection_on_the_gpu(tmp_path: Path, request: pytest.FixtureRe
         assert m.error is None, m.error
         assert len(m.windows) == 3
         assert all(integral_diff_pct(w) < 5.0 for w in m.windows)
+        assert m.compiled is (None if stack is Stack.EAGER else True), m.precision  # compiled-all compiles NF4 too
     if not signing:
         return
     core = pytest.importorskip("ecocompute.validate.core")

@@ -148,6 +148,19 @@ def test_quantized_runner_records_its_full_bnb_config(tiny_source: hf.ModelSourc
     assert runner.generate_once() == 6
 
 
+@pytest.mark.skipif(not HAS_BNB, reason="bitsandbytes is not installed")
+def test_compiled_all_stack_marks_that_models_quantizer_compileable(tiny_source: hf.ModelSource) -> None:
+    """transformers' bitsandbytes quantizer declines compilation; compiled-all overrides it for its own model only."""
+    plain = backend(tiny_source, Stack.COMPILED, batch=1).load(Precision.NF4)
+    marked = backend(tiny_source, Stack.COMPILED_ALL, batch=1).load(Precision.NF4)
+    assert plain.model.hf_quantizer.is_compileable is False
+    assert marked.model.hf_quantizer.is_compileable is True
+    assert isinstance(marked.model.hf_quantizer, type(plain.model.hf_quantizer))
+    assert marked.generation_config.cache_implementation == "static"
+    assert marked.generate_once() == 6
+    assert hf.mark_compileable(backend(tiny_source, Stack.COMPILED_ALL).load(Precision.FP16).model) is False
+
+
 def test_quantization_config_is_none_for_baselines() -> None:
     assert hf.quantization_config(Precision.BF16) is None
 
