@@ -8,6 +8,7 @@ import polars as pl
 
 from ecocompute.analysis.change import WORKLOAD_KEYS, precision_rank, usable_measurements
 from ecocompute.analysis.frames import as_polars, like_input, with_null_columns
+from ecocompute.schema.models import Stack
 
 JPT_KEYS = ("gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
 
@@ -61,6 +62,7 @@ def jpt_table(measurements: Any) -> Any:
     return like_input(jpt_frame(as_polars(measurements, "measurements")), measurements)
 
 
+COMPILED_STACKS = tuple(s.value for s in Stack if s.static_cache)
 STACK_KEYS = ("gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
 
 
@@ -72,28 +74,38 @@ def _stack_side(stack: str, column: str = "j_per_token") -> pl.Expr:
 def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
     """Polars core of :func:`stack_table`, on :func:`jpt_frame`'s output.
 
-    A group_by rather than a join, so that an unknown (null) prompt length pairs with itself as it does in
-    :func:`jpt_frame`; ``jpt`` has one row per ``STACK_KEYS`` and stack, so ``first`` takes that row.
+    One pairing per compiled stack (``compiled_stack``), its side named ``compiled_*``. A group_by rather than a
+    join, so that an unknown (null) prompt length pairs with itself as it does in :func:`jpt_frame`; ``jpt`` has
+    one row per ``STACK_KEYS`` and stack, so ``first`` takes that row.
     """
-    both = (
-        jpt.group_by(list(STACK_KEYS))
-        .agg(
-            _stack_side("eager"),
-            _stack_side("compiled"),
-            *(_stack_side("compiled", c) for c in ("n_submissions", "n_compiled", "n_not_compiled")),
+    pairings = []
+    for stack in COMPILED_STACKS:
+        side = jpt.filter(pl.col("stack").is_in(["eager", stack])).with_columns(
+            pl.col("stack").replace(stack, "compiled")
         )
-        .drop_nulls(["eager_j_per_token", "compiled_j_per_token"])
-        .with_columns((100.0 * (pl.col("compiled_j_per_token") / pl.col("eager_j_per_token") - 1)).alias("change_pct"))
+        pairings.append(
+            side.group_by(list(STACK_KEYS))
+            .agg(
+                _stack_side("eager"),
+                _stack_side("compiled"),
+                *(_stack_side("compiled", c) for c in ("n_submissions", "n_compiled", "n_not_compiled")),
+            )
+            .drop_nulls(["eager_j_per_token", "compiled_j_per_token"])
+            .with_columns(pl.lit(stack).alias("compiled_stack"))
+        )
+    both = pl.concat(pairings).with_columns(
+        (100.0 * (pl.col("compiled_j_per_token") / pl.col("eager_j_per_token") - 1)).alias("change_pct")
     )
     return _sorted_by_precision(
-        both, "gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
+        both, "gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture", "compiled_stack"
     )
 
 
 def stack_table(measurements: Any) -> Any:
-    """J/token of each precision on the eager and on the compiled stack, and the change from compiling, in %.
+    """J/token of each precision on the eager and on a compiled stack, and the change from compiling, in %.
 
-    One row per GPU x batch x workload length x weights x model x precision measured on both stacks. Each side is
+    One row per GPU x batch x workload length x weights x model x precision x compiled stack (``compiled_stack``:
+    ``compiled``, or ``compiled-all``, which compiles the bitsandbytes models too) measured on both. Each side is
     the mean over the submissions that measured it (:func:`jpt_table`), so the two sides come from different
     submissions (another hour, perhaps another host): set the change from compiling beside the changes between
     precisions, which :func:`change_vs_baseline` takes within one submission. ``compiled_n_submissions``,

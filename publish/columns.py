@@ -43,7 +43,8 @@ WINDOWS: dict[str, str] = {
 MEASUREMENTS: dict[str, str] = {
     "submission_id": "recorded: the submission this measurement belongs to",
     "gpu_name": "recorded: NVML device name",
-    "stack": "recorded: eager (plain generate) or compiled (static KV cache + torch.compile)",
+    "stack": "recorded: eager (plain generate), compiled (static KV cache + torch.compile; transformers leaves "
+    "bitsandbytes models uncompiled) or compiled-all (the same, bitsandbytes models compiled too)",
     "batch_size": "recorded: sequences generated per generate() call",
     "model_id": "recorded: model id (random-init/<architecture> for random weights)",
     "architecture": "recorded: the model's architecture/shape name",
@@ -54,8 +55,9 @@ MEASUREMENTS: dict[str, str] = {
     "precision": "recorded: see the windows table",
     "quantization_json": "recorded: the full bitsandbytes config as JSON (null for fp16/bf16)",
     "error": "recorded: why the measurement has no windows (e.g. CUDA out of memory), else null",
-    "compiled": "recorded: on the compiled stack, whether torch.compile ran this precision (transformers declines "
-    "bitsandbytes models, which then run with the static cache alone); null on the eager stack or not recorded",
+    "compiled": "recorded: on the compiled stacks, whether torch.compile ran this precision (on compiled, "
+    "transformers declines bitsandbytes models, which then run with the static cache alone); null on the eager "
+    "stack or not recorded",
     "n_windows": "derived: number of non-warm-up windows",
     "j_per_token_mean": "derived, J/token: mean of the windows' j_per_token (total energy, idle included)",
     "j_per_token_std": "derived, J/token: sample standard deviation of the windows' j_per_token",
@@ -115,7 +117,7 @@ SUBMISSIONS: dict[str, str] = {
     "prompt_tokens": "recorded: prompt length in tokens",
     "new_tokens": "recorded: new tokens per sequence per call (min_new_tokens == max_new_tokens)",
     "decoding": "recorded: greedy",
-    "stack": "recorded: eager or compiled",
+    "stack": "recorded: eager, compiled or compiled-all",
     "method_power_sampling_hz": "recorded, Hz: power sampling rate",
     "method_window_min_s": "recorded, s: minimum window length",
     "method_warmup_windows": "recorded: warm-up windows per precision",

@@ -119,6 +119,21 @@ def test_the_tables_say_where_the_compiled_stack_did_not_compile() -> None:
     assert older.select(sides).rows() == [("fp16", 2, 0, 0), ("nf4", 2, 0, 0)]
 
 
+def test_stack_table_pairs_eager_with_each_compiled_stack_apart() -> None:
+    """compiled-all compiles the bitsandbytes models that compiled leaves alone: two pairings, never pooled."""
+    subs = [Sub("e1", 10**9, {"fp16": [2.0, 2.0], "nf4": [3.0, 3.0]}),
+            Sub("c1", 10**9, {"fp16": [0.7, 0.7], "nf4": [5.0, 5.0]}, stack="compiled",
+                compiled={"fp16": True, "nf4": False}),
+            Sub("a1", 10**9, {"fp16": [0.7, 0.7], "nf4": [0.6, 0.6]}, stack="compiled-all",
+                compiled={"fp16": True, "nf4": True})]  # fmt: skip
+    table = stack_table(frames(subs)[0])
+    assert table.select("precision", "compiled_stack", "compiled_j_per_token", "compiled_n_compiled").rows() == [
+        ("fp16", "compiled", 0.7, 1), ("nf4", "compiled", 5.0, 0),
+        ("fp16", "compiled-all", 0.7, 1), ("nf4", "compiled-all", 0.6, 1),
+    ]  # fmt: skip
+    assert table.filter(pl.col("precision") == "nf4")["change_pct"].to_list() == pytest.approx([66.667, -80.0], 1e-4)
+
+
 def test_jpt_table_never_pools_workload_lengths() -> None:
     """The prefill is spread over the generated tokens, so the same model at another length is another row."""
     subs = [Sub("l1", 10**9, {"fp16": [2.0, 2.0]}), Sub("l2", 10**9, {"fp16": [4.0, 4.0]}, new_tokens=64),
