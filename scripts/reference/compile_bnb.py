@@ -1,13 +1,13 @@
-"""On the H200 machine: can bitsandbytes models be compiled? An experiment for issue 6, not part of the collector.
+"""On the H200 machine: can bitsandbytes models be compiled, and does it change their tokens? An experiment for issue 6.
 
-On the compiled stack transformers compiles FP16/BF16 but not bitsandbytes models (their quantizers are not marked
-compileable), so NF4 there runs with the static KV cache alone, stays host-bound and fails the CV gate. bitsandbytes
-registers its kernels as PyTorch custom operators with fake implementations, so torch.compile may trace them. For
-one shape this times, in one process, after warm-up calls: FP16 compiled as transformers does it; each quantized
-precision as transformers does it (static cache, not compiled); and the same precision with its quantizer marked
-compileable for that one model, so that ``generate`` compiles it as it compiles FP16. It reports tokens/s, whether
-the forward was compiled, dynamo's compiled frames and graph breaks, and how many greedy tokens match the uncompiled
-run. Tokens/s only, no energy: if compiling works, it becomes a stack the collector records, not a silent change.
+On the ``compiled`` stack transformers compiles FP16/BF16 but not bitsandbytes models (their quantizers are not
+marked compileable), so NF4 there runs with the static KV cache alone, stays host-bound and fails the CV gate. The
+``compiled-all`` stack marks the quantizer compileable (``hf.mark_compileable``). For one shape this times, in one
+process, after warm-up calls: FP16 with the static cache but not compiled, and compiled as transformers does it
+(the control: how many greedy tokens compiling alone changes); each quantized precision as transformers does it
+(static cache, not compiled), and with its quantizer marked compileable. It reports tokens/s, whether the forward
+was compiled, dynamo's compiled frames and graph breaks, and how many greedy tokens of each compiled trial match
+its uncompiled one. Tokens/s only, no energy: the collector measures energy on the ``compiled-all`` stack.
 
 Example: python scripts/reference/compile_bnb.py --arch TinyLlama-1.1B --precisions nf4,int8-t0 --out r.json
 """
@@ -30,16 +30,6 @@ from ecocompute.schema.io import write_text_atomic
 from ecocompute.schema.models import Precision, Stack
 
 
-def force_compileable(model: Any) -> bool:
-    """Mark this model's quantizer compileable (its class only, swapped for a subclass); False if it has none."""
-    quantizer = getattr(model, "hf_quantizer", None)
-    if quantizer is None:
-        return False
-    base = type(quantizer)
-    quantizer.__class__ = type(f"Compileable{base.__name__}", (base,), {"is_compileable": property(lambda _: True)})
-    return True
-
-
 def graph_breaks() -> int:
     """Graph breaks torch._dynamo has counted in this process."""
     from torch._dynamo.utils import counters
@@ -47,14 +37,22 @@ def graph_breaks() -> int:
     return int(sum(counters["graph_break"].values()))
 
 
-def trial(backend: hf.HfBackend, precision: Precision, force: bool, calls: int) -> dict[str, Any]:
-    """Load, warm up (compiling, recording graphs), then time ``calls`` generate calls."""
+def trial(backend: hf.HfBackend, precision: Precision, force: bool, calls: int, compile_off: bool = False
+          ) -> dict[str, Any]:  # fmt: skip
+    """Load, warm up (compiling, recording graphs), then time ``calls`` generate calls.
+
+    ``force``: mark the quantizer compileable (as the ``compiled-all`` stack does); ``compile_off``: keep the
+    static cache but stop ``generate`` from compiling (transformers' ``disable_compile``), the FP16 control.
+    """
     row: dict[str, Any] = {"precision": precision.value, "forced_compileable": force}
+    if compile_off:
+        row["compile_disabled"] = True
     runner = None
     try:
         runner = backend.load(precision)
         if force:
-            row["quantizer"] = force_compileable(runner.model)
+            row["quantizer"] = hf.mark_compileable(runner.model)
+        runner.generation_config.disable_compile = compile_off
         frames0, breaks0 = hf.dynamo_compiles(), graph_breaks()
         tokens = runner.new_token_ids().tolist()
         for _ in range(WARMUP_MIN_CALLS - 1):
@@ -74,18 +72,29 @@ def trial(backend: hf.HfBackend, precision: Precision, force: bool, calls: int) 
     return row
 
 
+def _match(uncompiled: dict[str, Any], compiled: dict[str, Any]) -> None:
+    """Record on ``compiled`` how many of its greedy tokens equal the uncompiled run's, position by position."""
+    if "tokens" in uncompiled and "tokens" in compiled:
+        rows = zip(uncompiled["tokens"], compiled["tokens"], strict=True)
+        pairs = [pair for x, y in rows for pair in zip(x, y, strict=True)]
+        compiled["tokens_matching_uncompiled"] = f"{sum(a == b for a, b in pairs)}/{len(pairs)}"
+
+
 def run(arch: str, precisions: list[Precision], device: str, calls: int) -> list[dict[str, Any]]:
-    """FP16, then each precision uncompiled and forced, on one random-init model of ``arch``."""
+    """FP16 uncompiled and compiled, then each precision uncompiled and forced, on one random-init model of ``arch``."""
     source = hf.random_init_source(load_arch(arch), seed=0, cache_root=None, device=device)
     backend = hf.HfBackend(source, device=device, batch_size=1, prompt_tokens=128, new_tokens=256,
                            stack=Stack.COMPILED, seed=0)  # fmt: skip
-    rows = [trial(backend, Precision.FP16, False, calls)]
+    # the control: how many greedy tokens compiling FP16 itself changes on these random-init weights
+    control, fp16 = (
+        trial(backend, Precision.FP16, False, calls, compile_off=True),
+        trial(backend, Precision.FP16, False, calls),
+    )
+    _match(control, fp16)
+    rows = [control, fp16]
     for precision in precisions:
-        plain = trial(backend, precision, False, calls)
-        forced = trial(backend, precision, True, calls)
-        if "tokens" in plain and "tokens" in forced:
-            pairs = [p for x, y in zip(plain["tokens"], forced["tokens"], strict=True) for p in zip(x, y, strict=True)]
-            forced["tokens_matching_uncompiled"] = f"{sum(a == b for a, b in pairs)}/{len(pairs)}"
+        plain, forced = trial(backend, precision, False, calls), trial(backend, precision, True, calls)
+        _match(plain, forced)
         rows += [plain, forced]
     for row in rows:
         row.pop("tokens", None)

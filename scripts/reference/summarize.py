@@ -185,6 +185,8 @@ SWEEP_SHAPES = ("Qwen2.5-0.5B", "TinyLlama-1.1B", "Qwen2.5-1.5B", "Qwen2.5-3B", 
                 "Qwen2.5-14B", "Qwen2.5-32B")  # fmt: skip
 SWEEP_PRECISIONS = ("fp16", "bf16", "nf4", "int8", "int8-t0")
 SWEEP_CONFIGS = (("eager", 1, SWEEP_PRECISIONS), ("eager", 8, SWEEP_PRECISIONS), ("compiled", 1, SWEEP_PRECISIONS[:3]))
+# measured beyond the sweep: shown where a run has measured them, not counted in its cells
+EXTRA_CONFIGS = (("compiled-all", 1),)
 
 
 def sweep_section(paths: list[Path]) -> str:
@@ -215,6 +217,11 @@ def sweep_section(paths: list[Path]) -> str:
                 missing += not any(not cell.startswith("error:") for cell in got or [])  # no run with windows
                 cells.append("; ".join(got) if got else "not yet measured")
             lines.append(f"| {shape} | {stack} | {batch} | " + " | ".join(cells) + " |")
+        for stack, batch in EXTRA_CONFIGS:
+            got = [found.get((shape, stack, batch, p)) for p in SWEEP_PRECISIONS]
+            if any(got):
+                cells = ["; ".join(g) if g else "not measured" for g in got]
+                lines.append(f"| {shape} | {stack} (beyond the sweep) | {batch} | " + " | ".join(cells) + " |")
     cells_total = len(SWEEP_SHAPES) * sum(len(p) for _, _, p in SWEEP_CONFIGS)
     lines.append("")
     lines.append(f"{cells_total - missing} of {cells_total} cells measured; a cell shows the CV of J/token of each "
@@ -292,15 +299,16 @@ def compile_bnb_section(results: list[Path]) -> str:
     for result in results:
         data = json.loads(result.read_text(encoding="utf-8"))
         rows = data["rows"]
-        fp16 = next((r["tokens_per_s"] for r in rows if r["precision"] == "fp16" and "tokens_per_s" in r), None)
-        plain = {r["precision"]: r["tokens_per_s"] for r in rows if not r["forced_compileable"] and "tokens_per_s" in r}
+        timed = [r for r in rows if "tokens_per_s" in r]
+        fp16 = next((r["tokens_per_s"] for r in timed if r["precision"] == "fp16" and r["compiled"]), None)
+        plain = {r["precision"]: r["tokens_per_s"] for r in timed if not r["compiled"]}
         for r in rows:
             if "tokens_per_s" not in r:
                 lines.append(f"| {data['arch']} | {r['precision']} | {'yes' if r['forced_compileable'] else 'no'} "
                              f"| error: {r.get('error')} | | | | | |")  # fmt: skip
                 continue
             tps = r["tokens_per_s"]
-            same = f"{tps / plain[r['precision']]:.2f}x" if r["forced_compileable"] and r["precision"] in plain else ""
+            same = f"{tps / plain[r['precision']]:.2f}x" if r["compiled"] and r["precision"] in plain else ""
             vs_fp16 = f"{tps / fp16:.2f}x" if fp16 and r["precision"] != "fp16" else ""
             lines.append(f"| {data['arch']} | {r['precision']} | {'yes' if r['forced_compileable'] else 'no'} "
                          f"| {'yes' if r['compiled'] else 'no'} | {r['graph_breaks']} | {tps:.1f} | {same} | {vs_fp16} "
