@@ -317,6 +317,16 @@ def test_an_unsigned_run_of_the_compiled_stack_and_the_state_store(world: World)
         StateStore(world.root / "state").load("1" * 16)
 
 
+@pytest.mark.skipif(not HAS_BNB, reason="bitsandbytes is not installed")
+def test_the_compiled_all_stack_is_recorded_as_such(world: World) -> None:
+    """A stack of its own in workload.stack; on the CPU nothing compiles, and notes and fields say so."""
+    result = world.run(replace(world.config, precisions=(FP16, Precision.NF4), stack=Stack.COMPILED_ALL))
+    p = result.submission.payload
+    assert p.workload.stack is Stack.COMPILED_ALL
+    assert p.notes is not None and "compiled-all stack: torch.compile used for none; not for fp16, nf4." in p.notes
+    assert [(m.precision, m.compiled) for m in p.measurements] == [(FP16, False), (Precision.NF4, False)]
+
+
 def test_a_local_pretrained_model_with_perplexity(world: World) -> None:
     source = hf.random_init_source(load_arch("tiny-llama-test"), 0, world.weights, "cpu")
     local = make_pretrained(world.root / "tiny-pretrained", source)
