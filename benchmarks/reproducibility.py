@@ -4,7 +4,7 @@ Runs ``ecocompute collect`` (as ``python -m ecocompute.collector collect``) N ti
 own process with its own --state-dir and --out in a temporary folder, with the arguments given after
 ``--``; then loads the N submissions and prints, per precision, each process's mean J/token, the spread
 (max - min) / mean in %, and whether it is within the target of issue 6: 1% when the workload is
-GPU-bound (compiled stack, or batch >= 8), 2% when host-bound. Writes the table as JSON to --out.
+GPU-bound (compiled or compiled-all stack, or batch >= 8), 2% when host-bound. Writes the table as JSON to --out.
 On a machine without an NVIDIA GPU it stops with one line (unless --torch-device is passed through).
 
 Example: python benchmarks/reproducibility.py --out benchmarks/results/reproducibility-tinyllama.json -- \\
@@ -43,7 +43,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
 
 
 def gpu_bound(sub: Submission, m: Measurement) -> bool:
-    """GPU-bound by the issue's rule: the compiled stack, or a batch of at least 8. A precision that the compiled
+    """GPU-bound by the issue's rule: a compiled stack, or a batch of at least 8. A precision that the compiled
     stack did not compile (``compiled`` false: transformers declines bitsandbytes models) counts as host-bound."""
     w = sub.payload.workload
     return (w.stack.static_cache and m.compiled is not False) or w.batch_size >= GPU_BOUND_BATCH

@@ -308,14 +308,16 @@ def quantization_config(precision: Precision) -> Any:
 
 
 def mark_compileable(model: Any) -> bool:
-    """Let ``generate`` compile this quantized model (the ``compiled-all`` stack); False if it has no quantizer.
+    """Let ``generate`` compile this bitsandbytes model (the ``compiled-all`` stack); False if it has none.
 
     transformers compiles a model with a static cache only if its quantizer says ``is_compileable``, which its
     bitsandbytes quantizers do not. This swaps the class of this one model's quantizer for a subclass that says
-    so; other models, and the quantizer classes themselves, are left as they are.
+    so; other models, the quantizer classes themselves, and quantizers of other methods (a pretrained model
+    quantized otherwise keeps transformers' own answer) are left as they are.
     """
     quantizer = getattr(model, "hf_quantizer", None)
-    if quantizer is None:
+    config = getattr(quantizer, "quantization_config", None)
+    if quantizer is None or getattr(config, "quant_method", None) != "bitsandbytes":
         return False
     base = type(quantizer)
     quantizer.__class__ = type(f"Compileable{base.__name__}", (base,), {"is_compileable": property(lambda _: True)})

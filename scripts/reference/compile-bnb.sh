@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On the H200 machine, from chain.sh: can bitsandbytes models be compiled (compile_bnb.py)? Tokens/s of fp16 compiled,
-# and of each quantized precision uncompiled and with its quantizer marked compileable: NF4 and INT8 threshold 0 at
+# On the H200 machine, from chain.sh: can bitsandbytes models be compiled (compile_bnb.py)? Tokens/s of fp16 uncompiled
+# (the token-match control) and compiled, and of each quantized precision uncompiled and with its quantizer marked
+# compileable (as the compiled-all stack does): NF4 and INT8 threshold 0 at
 # 1.1B, NF4 at 7B (INT8 with the default threshold is left out: its outlier split is the slowest and least likely
 # to trace, and the whole experiment has to fit beside a sweep in one lease).
 set -uo pipefail

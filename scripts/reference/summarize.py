@@ -218,9 +218,9 @@ def sweep_section(paths: list[Path]) -> str:
                 cells.append("; ".join(got) if got else "not yet measured")
             lines.append(f"| {shape} | {stack} | {batch} | " + " | ".join(cells) + " |")
         for stack, batch in EXTRA_CONFIGS:
-            got = [found.get((shape, stack, batch, p)) for p in SWEEP_PRECISIONS]
-            if any(got):
-                cells = ["; ".join(g) if g else "not measured" for g in got]
+            extra = [found.get((shape, stack, batch, p)) for p in SWEEP_PRECISIONS]
+            if any(extra):
+                cells = ["; ".join(e) if e else "not measured" for e in extra]
                 lines.append(f"| {shape} | {stack} (beyond the sweep) | {batch} | " + " | ".join(cells) + " |")
     cells_total = len(SWEEP_SHAPES) * sum(len(p) for _, _, p in SWEEP_CONFIGS)
     lines.append("")

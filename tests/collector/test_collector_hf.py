@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import math
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -159,6 +160,8 @@ def test_compiled_all_stack_marks_that_models_quantizer_compileable(tiny_source:
     assert marked.generation_config.cache_implementation == "static"
     assert marked.generate_once() == 6
     assert hf.mark_compileable(backend(tiny_source, Stack.COMPILED_ALL).load(Precision.FP16).model) is False
+    other = SimpleNamespace(hf_quantizer=SimpleNamespace(quantization_config=SimpleNamespace(quant_method="gptq")))
+    assert hf.mark_compileable(other) is False  # another method keeps transformers' own answer
 
 
 def test_quantization_config_is_none_for_baselines() -> None:
