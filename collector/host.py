@@ -48,16 +48,6 @@ def host_cpu_s(proc_stat: Path = PROC_STAT) -> tuple[float | None, float | None]
     return steal * tick_s / cpus, (user + nice + system + irq + softirq) * tick_s
 
 
-def host_steal_s(proc_stat: Path = PROC_STAT) -> float | None:
-    """Steal time since boot averaged per host CPU, in s; None off Linux (see :func:`host_cpu_s`)."""
-    return host_cpu_s(proc_stat)[0]
-
-
-def host_busy_s(proc_stat: Path = PROC_STAT) -> float | None:
-    """Busy CPU time of the host since boot, summed over CPUs, in s; None off Linux (see :func:`host_cpu_s`)."""
-    return host_cpu_s(proc_stat)[1]
-
-
 def others_busy_cpus(busy0_s: float | None, busy1_s: float | None, own_cpu_s: float, duration_s: float) -> float | None:
     """CPUs kept busy by other processes, averaged over a window (never below 0: /proc/stat counts in ticks)."""
     if busy0_s is None or busy1_s is None or duration_s <= 0:

@@ -20,13 +20,13 @@ def test_steal_is_the_per_cpu_average(tmp_path: Path) -> None:
     stat = tmp_path / "stat"
     ticks = os.sysconf("SC_CLK_TCK")
     stat.write_text(STAT.format(steal=4 * ticks, half=2 * ticks), encoding="ascii")
-    assert host.host_steal_s(stat) == 2.0  # 4 s summed over two CPUs
+    assert host.host_cpu_s(stat)[0] == 2.0  # 4 s summed over two CPUs
 
 
 def test_steal_is_none_without_proc_stat(tmp_path: Path) -> None:
-    assert host.host_steal_s(tmp_path / "missing") is None
+    assert host.host_cpu_s(tmp_path / "missing") == (None, None)
     (tmp_path / "odd").write_text("intr 1\n", encoding="ascii")
-    assert host.host_steal_s(tmp_path / "odd") is None
+    assert host.host_cpu_s(tmp_path / "odd") == (None, None)
 
 
 def test_busy_time_counts_user_nice_system_irq_softirq(tmp_path: Path) -> None:
@@ -34,8 +34,7 @@ def test_busy_time_counts_user_nice_system_irq_softirq(tmp_path: Path) -> None:
     ticks = os.sysconf("SC_CLK_TCK")
     stat.write_text(STAT.format(steal=4 * ticks, half=2 * ticks), encoding="ascii")
     # user 100 + nice 0 + system 50 + irq 0 + softirq 5 ticks; idle, iowait and steal are not busy
-    assert host.host_busy_s(stat) == 155 / ticks
-    assert host.host_busy_s(tmp_path / "missing") is None
+    assert host.host_cpu_s(stat)[1] == 155 / ticks
 
 
 def test_others_busy_cpus_is_the_hosts_busy_time_less_our_own() -> None:
@@ -51,14 +50,14 @@ def test_a_busy_neighbour_shows_on_this_host() -> None:
     import sys
     import time
 
-    if host.host_busy_s() is None:
+    if host.host_cpu_s()[1] is None:
         pytest.skip("no /proc/stat here: the collector records null")
     child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 3: pass"])
     try:
         time.sleep(0.5)
-        b0, c0, t0 = host.host_busy_s(), host.process_cpu_s(), time.monotonic()
+        b0, c0, t0 = host.host_cpu_s()[1], host.process_cpu_s(), time.monotonic()
         time.sleep(1.5)
-        b1, c1, t1 = host.host_busy_s(), host.process_cpu_s(), time.monotonic()
+        b1, c1, t1 = host.host_cpu_s()[1], host.process_cpu_s(), time.monotonic()
     finally:
         child.wait()
     busy = host.others_busy_cpus(b0, b1, c1 - c0, t1 - t0)
