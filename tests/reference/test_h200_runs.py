@@ -28,10 +28,9 @@ def _all_windows() -> list[tuple[str, Window]]:
     for path in FINISHED:
         for m in load_submission(path).payload.measurements:
             found += [(f"{path.name}:{m.precision.value}", w) for w in (*m.warmup, *m.windows)]
+    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
     for path in CHECKPOINTS:
-        for m in json.loads(path.read_text())["measurements"]:
-            raw = [*m.get("warmup", []), *m["windows"]]
-            found += [(f"{path.name}:{m['precision']}", Window.model_validate(w)) for w in raw]
+        found += [(f"{path.name}:{precision}", w) for precision, w in summarize.checkpoint_windows(path)]
     return found
 
 
