@@ -66,9 +66,9 @@ COMPILED_STACKS = tuple(s.value for s in Stack if s.static_cache)
 STACK_KEYS = ("gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
 
 
-def _stack_side(stack: str, column: str = "j_per_token") -> pl.Expr:
-    """``column`` of the row of ``stack`` in a group (named ``<stack>_<column>``)."""
-    return pl.col(column).filter(pl.col("stack") == stack).first().alias(f"{stack}_{column}")
+def _stack_side(stack: str, column: str = "j_per_token", side: str | None = None) -> pl.Expr:
+    """``column`` of the row of ``stack`` in a group, named ``<side>_<column>`` (``side`` defaults to ``stack``)."""
+    return pl.col(column).filter(pl.col("stack") == stack).first().alias(f"{side or stack}_{column}")
 
 
 def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
@@ -78,21 +78,19 @@ def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
     join, so that an unknown (null) prompt length pairs with itself as it does in :func:`jpt_frame`; ``jpt`` has
     one row per ``STACK_KEYS`` and stack, so ``first`` takes that row.
     """
-    pairings = []
-    for stack in COMPILED_STACKS:
-        side = jpt.filter(pl.col("stack").is_in(["eager", stack])).with_columns(
-            pl.col("stack").replace(stack, "compiled")
+    pairings = [
+        jpt.group_by(list(STACK_KEYS))
+        .agg(
+            _stack_side("eager"),
+            *(
+                _stack_side(stack, c, "compiled")
+                for c in ("j_per_token", "n_submissions", "n_compiled", "n_not_compiled")
+            ),
         )
-        pairings.append(
-            side.group_by(list(STACK_KEYS))
-            .agg(
-                _stack_side("eager"),
-                _stack_side("compiled"),
-                *(_stack_side("compiled", c) for c in ("n_submissions", "n_compiled", "n_not_compiled")),
-            )
-            .drop_nulls(["eager_j_per_token", "compiled_j_per_token"])
-            .with_columns(pl.lit(stack).alias("compiled_stack"))
-        )
+        .drop_nulls(["eager_j_per_token", "compiled_j_per_token"])
+        .with_columns(pl.lit(stack).alias("compiled_stack"))
+        for stack in COMPILED_STACKS
+    ]
     both = pl.concat(pairings).with_columns(
         (100.0 * (pl.col("compiled_j_per_token") / pl.col("eager_j_per_token") - 1)).alias("change_pct")
     )
