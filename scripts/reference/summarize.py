@@ -15,11 +15,12 @@ from pathlib import Path
 
 import polars as pl
 
-from ecocompute.analysis import change_vs_baseline
+from ecocompute.analysis import change_vs_baseline, crossover
+from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, format_params
 from ecocompute.schema.derive import derive, integral_diff_pct, mean_std
 from ecocompute.schema.io import load_submission
 from ecocompute.schema.models import Method, Submission, Window
-from ecocompute.schema.tables import measurement_rows, measurements_frame
+from ecocompute.schema.tables import measurement_rows, measurements_frame, window_rows, windows_frame
 from ecocompute.validate.windows import INTEGRAL_WARN_PCT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,18 +157,22 @@ def knob_section(paths: list[Path]) -> str:
 
 
 def reproducibility_section(results: list[Path], paths: list[Path]) -> str:
-    """Each reproducibility benchmark result: its runs (found among ``paths`` by id), their means and spread."""
+    """Each reproducibility benchmark result, recomputed from its runs (found among ``paths`` by id).
+
+    Per precision: each process's mean J/token, their spread against the benchmark's target, and each process's
+    change against its baseline (the figure a crossover is made of).
+    """
     by_id = {sub.payload.submission_id: sub for sub in map(_load, paths)}
-    groups: dict[str, list[Submission]] = {}
+    lines = ["| configuration | precision | processes | mean J/token per process | spread (max - min) / mean "
+             "| target | met | change vs baseline per process |",
+             "|---|---|---:|---|---:|---:|---|---|"]  # fmt: skip
     for result in results:
-        ids = json.loads(result.read_text(encoding="utf-8"))["submission_ids"]
-        subs = [by_id[i] for i in ids if i in by_id]
+        data = json.loads(result.read_text(encoding="utf-8"))
+        subs = [by_id[i] for i in data["submission_ids"] if i in by_id]
         w = subs[0].payload.workload if subs else None
         what = "runs not committed" if w is None else f"{w.architecture} · {w.stack.value} · batch {w.batch_size}"
-        groups[f"`{result.name}`: {what}"] = subs
-    lines = ["| configuration | precision | processes | mean J/token per process | spread (max - min) / mean |",
-             "|---|---|---:|---|---:|"]  # fmt: skip
-    for key, subs in groups.items():
+        target = {row["precision"]: row["tolerance_pct"] for row in data["table"]}
+        changes = [change_vs_baseline(measurements_frame(measurement_rows(s))) for s in subs]
         for precision in sorted({m.precision.value for s in subs for m in s.payload.measurements}):
             means = [
                 derive(m.windows, s.payload.idle.power_w).j_per_token_mean
@@ -176,8 +181,44 @@ def reproducibility_section(results: list[Path], paths: list[Path]) -> str:
             if not means:
                 continue
             spread = 100 * (max(means) - min(means)) / (sum(means) / len(means))
-            lines.append(f"| {key} | {precision} | {len(means)} | {', '.join(f'{v:.4f}' for v in means)} "
-                         f"| {spread:.2f}% |")  # fmt: skip
+            tolerance = target.get(precision)
+            met = "-" if tolerance is None else ("yes" if spread <= tolerance and len(means) == len(subs) else "no")
+            moves = [f"{r['change_pct']:+.1f}%" for c in changes
+                     for r in c.filter(pl.col("precision") == precision).iter_rows(named=True)]  # fmt: skip
+            lines.append(
+                f"| `{result.name}`: {what} | {precision} | {len(means)} | {', '.join(f'{v:.4f}' for v in means)} "
+                f"| {spread:.2f}% | {'-' if tolerance is None else f'{tolerance:g}%'} | {met} "
+                f"| {', '.join(moves) or 'baseline'} |"
+            )
+    return "\n".join(lines)
+
+
+def crossover_section(paths: list[Path]) -> str:
+    """The crossover of each quantized precision per stack and batch, over every committed run.
+
+    The dataset's own ``crossover`` (log-linear, bootstrap of windows); the card sees only ``submissions/``, this
+    sees ``runs/`` too.
+    """
+    subs = [_load(p) for p in paths]
+    measurements = measurements_frame([row for s in subs for row in measurement_rows(s)])
+    windows = windows_frame([row for s in subs for row in window_rows(s)])
+    result = crossover(measurements, windows, precision=["nf4", "int8", "int8-t0"])
+    lines = [f"The dataset's `crossover` (log-linear in log10(params) between the sizes that bracket the sign change; "
+             f"95% CI from {DEFAULT_N_BOOT} bootstrap resamples of the windows, seed {DEFAULT_SEED}) on the runs in "
+             "`submissions/` and `runs/` together, so on measurements that fail the CV gate as well; the dataset card "
+             "shows the same analysis on `submissions/` alone. Baseline: each run's FP16.\n",
+             "| stack | batch | precision | sizes | runs | crossover | 95% CI | resamples crossing | result |",
+             "|---|---:|---|---|---:|---:|---|---:|---|"]  # fmt: skip
+    for r in result.iter_rows(named=True):
+        low, high = r["ci95_low_params"], r["ci95_high_params"]
+        ci = "" if low is None else f"{format_params(low)}-{format_params(high)}"
+        share = "" if r["boot_fraction"] is None else f"{100 * r['boot_fraction']:.0f}%"
+        crossing = "none" if r["crossover_params"] is None else format_params(r["crossover_params"])
+        lines.append(
+            f"| {r['stack']} | {r['batch_size']} | {r['precision']} | {format_params(r['params_min'])}-"
+            f"{format_params(r['params_max'])} ({r['n_sizes']}) | {r['n_points']} | {crossing} | {ci} | {share} "
+            f"| {r['message']} |"
+        )
     return "\n".join(lines)
 
 
@@ -325,7 +366,10 @@ def render() -> str:
              "dynamic (idle-subtracted) J/token, between measured windows; other CPUs busy: the range over windows of "
              "the host CPUs other processes kept busy (`host_others_busy_cpus`); `-`: not recorded or not measured.",
              knob_section(finished + accepted),
-             "### The same configuration in separate collector processes (`submissions/`)",
+             "### The same configuration in separate collector processes",
+             "Recomputed from the runs each `benchmarks/results/reproducibility-*.json` names (kept in `submissions/` "
+             "or, where one fails the CV gate, in `runs/`); target: the benchmark's, 1% where it counts the workload "
+             "GPU-bound (a compiled stack and a compiled precision, or batch >= 8), 2% where host-bound.",
              reproducibility_section(sorted((ROOT / "benchmarks" / "results").glob("reproducibility-*.json")),
                                      accepted + finished),
              "### The energy counter against the power integral",
@@ -334,6 +378,8 @@ def render() -> str:
              "Tokens/s after warm-up, one process per shape, batch 1, 128 prompt + 256 new tokens, static KV cache; "
              "no energy. From `benchmarks/results/compile-bnb-*.json`.",
              compile_bnb_section(sorted((ROOT / "benchmarks" / "results").glob("compile-bnb-*.json"))),
+             "### Crossovers over every committed run",
+             crossover_section(finished + accepted),
              "### The sweep of issue 6, cell by cell",
              sweep_section(finished + accepted),
              "### Each run"]  # fmt: skip
