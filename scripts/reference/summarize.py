@@ -207,17 +207,18 @@ def crossover_section(paths: list[Path]) -> str:
              f"95% CI from {DEFAULT_N_BOOT} bootstrap resamples of the windows, seed {DEFAULT_SEED}) on the runs in "
              "`submissions/` and `runs/` together, so on measurements that fail the CV gate as well; the dataset card "
              "shows the same analysis on `submissions/` alone. Each change is against the same run's baseline.\n",
-             "| stack | batch | precision | baseline | sizes | runs | crossover | 95% CI | resamples crossing | result |",
+             "| stack | batch | precision | baseline | sizes | runs | crossover | 95% CI | resamples crossing "
+             "| result |",
              "|---|---:|---|---|---|---:|---:|---|---:|---|"]  # fmt: skip
     for r in result.iter_rows(named=True):
         low, high = r["ci95_low_params"], r["ci95_high_params"]
         ci = "" if low is None else f"{format_params(low)}-{format_params(high)}"
         share = "" if r["boot_fraction"] is None else f"{100 * r['boot_fraction']:.0f}%"
         crossing = "none" if r["crossover_params"] is None else format_params(r["crossover_params"])
+        sizes = f"{format_params(r['params_min'])}-{format_params(r['params_max'])} ({r['n_sizes']})"
         lines.append(
-            f"| {r['stack']} | {r['batch_size']} | {r['precision']} | {r['baseline']} | {format_params(r['params_min'])}-"
-            f"{format_params(r['params_max'])} ({r['n_sizes']}) | {r['n_points']} | {crossing} | {ci} | {share} "
-            f"| {r['message']} |"
+            f"| {r['stack']} | {r['batch_size']} | {r['precision']} | {r['baseline']} | {sizes} | {r['n_points']} "
+            f"| {crossing} | {ci} | {share} | {r['message']} |"
         )
     return "\n".join(lines)
 
