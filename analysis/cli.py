@@ -20,7 +20,7 @@ DATASET_OPT = typer.Option(
 def crossover_command(
     dataset: str = DATASET_OPT,
     precision: list[str] | None = typer.Option(
-        None, "--precision", help="Only this precision (repeat for several); default: every quantized one."
+        None, "--precision", help="Only this precision (repeat for several); default: every one but the baseline."
     ),
     method: str = typer.Option("loglinear", "--method", help="loglinear (default) or saturating."),
     n_boot: int = typer.Option(DEFAULT_N_BOOT, "--n-boot", help="Bootstrap resamples for the 95% CI (0: none)."),

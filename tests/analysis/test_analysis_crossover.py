@@ -145,7 +145,8 @@ def test_published_means_with_the_default_loglinear_method() -> None:
     found = dict(zip(table["gpu_name"], table["crossover_params"], strict=True))
     t4 = [100 * (q / b - 1) for _, b, q in T4]
     assert found["T4"] == pytest.approx(_expected_loglinear(int(1.5e9), int(3e9), t4[1], t4[2]))
-    assert found["RTX 5090"] / 1e9 == pytest.approx(4.61, abs=0.01)
+    rtx5090 = [100 * (q / b - 1) for _, b, q in RTX5090]  # costs more up to 3B, saves at 7B
+    assert found["RTX 5090"] == pytest.approx(_expected_loglinear(int(3e9), int(7e9), rtx5090[2], rtx5090[3]))
 
 
 def test_published_means_group_by_workload_length_where_they_give_it() -> None:

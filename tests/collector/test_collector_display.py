@@ -67,5 +67,12 @@ def test_line_view_prints_one_line_per_window() -> None:
 
 def test_quiet_is_silent() -> None:
     c, buffer = console(terminal=True)
-    assert isinstance(make_view(c, quiet=True), SilentView)
+    view = make_view(c, quiet=True)
+    assert isinstance(view, SilentView)
+    fp16, nf4 = states()
+    view.start([fp16, nf4], 5)
+    view.note("loading fp16")
+    view.update(fp16, fp16.windows[-1], False, 10.0)
+    view.update(nf4, None, False, 10.0)
+    view.stop()
     assert buffer.getvalue() == ""
