@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ecocompute.collector.errors import ModelError
+from ecocompute.schema.errors import UsageError
 
 SHAPE_KEYS = (
     "model_type",
@@ -49,11 +49,11 @@ def arch_names() -> list[str]:
 
 
 def load_arch(name: str) -> Arch:
-    """The shipped architecture called ``name`` (case-insensitive); ModelError listing the names otherwise."""
+    """The shipped architecture called ``name`` (case-insensitive); a UsageError listing the names otherwise."""
     files = {key.lower(): value for key, value in _files().items()}
     entry = files.get(name.lower())
     if entry is None:
-        raise ModelError(f"unknown architecture {name!r}: choose one of {', '.join(arch_names())}")
+        raise UsageError(f"unknown architecture {name!r}: choose one of {', '.join(arch_names())}")
     doc = json.loads(entry.read_text(encoding="utf-8"))
     return Arch(name=doc["name"], source_repo=doc.get("source_repo"), config=dict(doc["config"]))
 

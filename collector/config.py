@@ -67,7 +67,7 @@ class RunConfig:
         if self.min_windows > self.max_windows:
             problems.append(f"--min-windows {self.min_windows} is above --max-windows {self.max_windows}")
         if self.arch is not None:
-            load_arch(self.arch)  # ModelError listing the shipped architectures
+            load_arch(self.arch)  # UsageError listing the shipped architectures
         if self.perplexity and self.arch is not None:
             problems.append("--perplexity needs pretrained weights (--model): random-init weights have none to test")
         if problems:

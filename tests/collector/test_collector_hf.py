@@ -54,7 +54,7 @@ def test_architecture_shapes_give_the_published_parameter_counts(name: str) -> N
 
 def test_unknown_architecture_lists_the_shipped_ones() -> None:
     assert load_arch("tinyllama-1.1b").name == "TinyLlama-1.1B"
-    with pytest.raises(ModelError, match=r"unknown architecture 'gpt-5': choose one of .*Qwen2\.5-7B"):
+    with pytest.raises(UsageError, match=r"unknown architecture 'gpt-5': choose one of .*Qwen2\.5-7B"):
         load_arch("gpt-5")
 
 
