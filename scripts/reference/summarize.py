@@ -23,6 +23,10 @@ from ecocompute.schema.models import Method, Submission, Window
 from ecocompute.schema.tables import measurement_rows, measurements_frame, window_rows, windows_frame
 from ecocompute.validate.windows import INTEGRAL_WARN_PCT
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from reproducibility import table as reproducibility_table  # the benchmark's own means, spread and target
+
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "runs" / "ecocompute-reference"
 ACCEPTED = ROOT / "submissions" / "ecocompute-reference"
@@ -159,36 +163,32 @@ def knob_section(paths: list[Path]) -> str:
 def reproducibility_section(results: list[Path], paths: list[Path]) -> str:
     """Each reproducibility benchmark result, recomputed from its runs (found among ``paths`` by id).
 
-    Per precision: each process's mean J/token, their spread against the benchmark's target, and each process's
-    change against its baseline (the figure a crossover is made of).
+    Per precision: each process's mean J/token, their spread against the target (both by the benchmark's own
+    ``table``), and each process's change against its baseline (the figure a crossover is made of).
     """
     by_id = {sub.payload.submission_id: sub for sub in map(_load, paths)}
     lines = ["| configuration | precision | processes | mean J/token per process | spread (max - min) / mean "
              "| target | met | change vs baseline per process |",
              "|---|---|---:|---|---:|---:|---|---|"]  # fmt: skip
     for result in results:
-        data = json.loads(result.read_text(encoding="utf-8"))
-        subs = [by_id[i] for i in data["submission_ids"] if i in by_id]
-        w = subs[0].payload.workload if subs else None
-        what = "runs not committed" if w is None else f"{w.architecture} · {w.stack.value} · batch {w.batch_size}"
-        target = {row["precision"]: row["tolerance_pct"] for row in data["table"]}
+        ids = json.loads(result.read_text(encoding="utf-8"))["submission_ids"]
+        subs = [by_id[i] for i in ids if i in by_id]
+        if not subs:
+            continue
+        w = subs[0].payload.workload
+        what = f"{w.architecture} · {w.stack.value} · batch {w.batch_size}"
         changes = [change_vs_baseline(measurements_frame(measurement_rows(s))) for s in subs]
-        for precision in sorted({m.precision.value for s in subs for m in s.payload.measurements}):
-            means = [
-                derive(m.windows, s.payload.idle.power_w).j_per_token_mean
-                for s in subs for m in s.payload.measurements if m.precision.value == precision and m.windows
-            ]  # fmt: skip
+        for row in reproducibility_table(subs):
+            means = [v for v in row["j_per_token_means"] if v is not None]
             if not means:
                 continue
-            spread = 100 * (max(means) - min(means)) / (sum(means) / len(means))
-            tolerance = target.get(precision)
-            met = "-" if tolerance is None else ("yes" if spread <= tolerance and len(means) == len(subs) else "no")
+            spread = "-" if row["spread_pct"] is None else f"{row['spread_pct']:.2f}%"
             moves = [f"{r['change_pct']:+.1f}%" for c in changes
-                     for r in c.filter(pl.col("precision") == precision).iter_rows(named=True)]  # fmt: skip
+                     for r in c.filter(pl.col("precision") == row["precision"]).iter_rows(named=True)]  # fmt: skip
             lines.append(
-                f"| `{result.name}`: {what} | {precision} | {len(means)} | {', '.join(f'{v:.4f}' for v in means)} "
-                f"| {spread:.2f}% | {'-' if tolerance is None else f'{tolerance:g}%'} | {met} "
-                f"| {', '.join(moves) or 'baseline'} |"
+                f"| `{result.name}`: {what} | {row['precision']} | {len(means)} | "
+                f"{', '.join(f'{v:.4f}' for v in means)} | {spread} | {row['tolerance_pct']:g}% "
+                f"| {'yes' if row['within'] else 'no'} | {', '.join(moves) or 'baseline'} |"
             )
     return "\n".join(lines)
 
