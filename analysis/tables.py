@@ -99,6 +99,21 @@ def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def torch_compile_ran(row: dict[str, Any]) -> str:
+    """Whether torch.compile ran in the compiled side's submissions of a :func:`stack_frame` row.
+
+    "yes", "no", "k of n", or "not recorded" (collectors before the ``compiled`` field).
+    """
+    n, yes, no = row["compiled_n_submissions"], row["compiled_n_compiled"], row["compiled_n_not_compiled"]
+    if yes == n:
+        return "yes"
+    if no == n:
+        return "no"
+    if yes == 0 and no == 0:
+        return "not recorded"
+    return f"{yes} of {n}" + (f" ({n - yes - no} not recorded)" if yes + no < n else "")
+
+
 def stack_table(measurements: Any) -> Any:
     """J/token of each precision on the eager and on a compiled stack, and the change from compiling, in %.
 

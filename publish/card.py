@@ -13,7 +13,7 @@ import polars as pl
 from ecocompute.analysis.change import precision_rank
 from ecocompute.analysis.crossovers import format_params, format_tokens
 from ecocompute.analysis.frames import matching
-from ecocompute.analysis.tables import stack_frame
+from ecocompute.analysis.tables import stack_frame, torch_compile_ran
 from ecocompute.publish.columns import BY_CONFIG
 from ecocompute.publish.figures import FIGURE_KEYS, FigureRef, group_title
 from ecocompute.publish.parquet import data_file
@@ -175,7 +175,7 @@ def stack_section(jpt: pl.DataFrame) -> str:
         return "No model has been measured on both the eager and the compiled stack yet."
     rows = [[r["gpu_name"], str(r["batch_size"]), format_tokens(r["prompt_tokens"], r["new_tokens"]), r["weights"],
              r["architecture"], format_params(float(r["params_total"])), r["precision"], r["compiled_stack"],
-             f"{r['eager_j_per_token']:.4f}", f"{r['compiled_j_per_token']:.4f}", _torch_compile_ran(r),
+             f"{r['eager_j_per_token']:.4f}", f"{r['compiled_j_per_token']:.4f}", torch_compile_ran(r),
              f"{r['change_pct']:+.1f}%"]
             for r in both.iter_rows(named=True)]  # fmt: skip
     header = ["GPU", "batch", "tokens", "weights", "model", "params", "precision", "compiled stack", "eager J/token",
@@ -189,18 +189,6 @@ def stack_section(jpt: pl.DataFrame) -> str:
         "the compiled side is the static KV cache alone. The `compiled-all` stack compiles them too."
     )
     return f"{note}\n\n{_markdown_table(header, rows)}"
-
-
-def _torch_compile_ran(row: dict[str, Any]) -> str:
-    """Whether the compiled side's submissions were compiled: yes, no, k of n, or not recorded (older ones)."""
-    n, yes, no = row["compiled_n_submissions"], row["compiled_n_compiled"], row["compiled_n_not_compiled"]
-    if yes == n:
-        return "yes"
-    if no == n:
-        return "no"
-    if yes == 0 and no == 0:
-        return "not recorded"
-    return f"{yes} of {n}" + (f" ({n - yes - no} not recorded)" if yes + no < n else "")
 
 
 def sensor_section(windows: pl.DataFrame) -> str:

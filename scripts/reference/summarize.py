@@ -17,6 +17,7 @@ import polars as pl
 
 from ecocompute.analysis import change_vs_baseline, crossover
 from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, format_params
+from ecocompute.analysis.tables import STACK_KEYS, jpt_frame, stack_frame, torch_compile_ran
 from ecocompute.schema.derive import derive, integral_diff_pct, mean_std
 from ecocompute.schema.io import load_submission
 from ecocompute.schema.models import Method, Submission, Window
@@ -223,6 +224,68 @@ def crossover_section(paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
+def stack_section(paths: list[Path]) -> str:
+    """Compiling against the precision as levers, per shape, over every committed run (the card's table, wider).
+
+    The dataset's own ``stack_frame`` on all runs: each side is the mean over the runs that measured it, so the
+    two sides come from different runs (and sittings); the static share is idle power x time over J/token.
+    """
+    measurements = measurements_frame([row for p in paths for row in measurement_rows(_load(p))])
+    jpt = jpt_frame(measurements)
+    cell = {(*(r[k] for k in STACK_KEYS), r["stack"]): r for r in jpt.iter_rows(named=True)}
+    lines = ["| shape | batch | precision | compiled stack | eager J/token (runs) | compiled J/token (runs) "
+             "| torch.compile ran | compiled vs eager | static % eager | static % compiled |",
+             "|---|---:|---|---|---:|---:|---|---:|---:|---:|"]  # fmt: skip
+    for r in stack_frame(jpt).iter_rows(named=True):
+        key = tuple(r[k] for k in STACK_KEYS)
+        eager, compiled = cell[(*key, "eager")], cell[(*key, r["compiled_stack"])]
+        lines.append(
+            f"| {r['architecture']} | {r['batch_size']} | {r['precision']} | {r['compiled_stack']} "
+            f"| {eager['j_per_token']:.3f} ({eager['n_submissions']}) "
+            f"| {compiled['j_per_token']:.3f} ({compiled['n_submissions']}) | {torch_compile_ran(r)} "
+            f"| {r['change_pct']:+.1f}% | {eager['static_share_pct']:.0f} | {compiled['static_share_pct']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def cards_section(paths: list[Path]) -> str:
+    """Compiled FP16 of one shape on different H200s (GPU UUIDs, hashed as the submission records them).
+
+    FP16 is compiled alike on both compiled stacks, so their runs are one configuration; a shape appears where
+    more than one GPU measured it.
+    """
+    rows = []
+    for path in paths:
+        sub = _load(path)
+        w = sub.payload.workload
+        if w.stack.value == "eager":
+            continue
+        for m in sub.payload.measurements:
+            if m.precision.value == "fp16" and m.windows:
+                d = derive(m.windows, sub.payload.idle.power_w)
+                rows.append((w.architecture, w.batch_size, sub.payload.hardware.gpu_uuid_sha256[:8],
+                             sub.payload.submission_id, w.stack.value, d))  # fmt: skip
+    lines = ["| shape | batch | GPU (UUID SHA-256, first 8) | run | stack | J/token | tokens/s | power W | static % "
+             "| vs the shape's lowest card |",
+             "|---|---:|---|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    shapes = sorted({(r[0], r[1]) for r in rows}, key=lambda s: (SWEEP_SHAPES.index(s[0]), s[1]))
+    for shape in shapes:
+        mine = [r for r in rows if (r[0], r[1]) == shape]
+        cards = {r[2] for r in mine}
+        if len(cards) < 2:
+            continue
+        lowest = min(sum(r[5].j_per_token_mean for r in mine if r[2] == c) / sum(r[2] == c for r in mine)
+                     for c in cards)  # fmt: skip
+        for arch, batch, card, run, stack, d in sorted(mine, key=lambda r: (r[2], r[3])):
+            static = 100 * d.static_j_per_token_mean / d.j_per_token_mean
+            lines.append(
+                f"| {arch} | {batch} | `{card}` | `{run.rsplit('-', 1)[-1]}` | {stack} | {d.j_per_token_mean:.3f} "
+                f"| {d.tokens_per_s:.1f} | {d.power_w_mean:.0f} | {static:.0f} "
+                f"| {100 * (d.j_per_token_mean / lowest - 1):+.1f}% |"
+            )
+    return "\n".join(lines)
+
+
 SWEEP_SHAPES = ("Qwen2.5-0.5B", "TinyLlama-1.1B", "Qwen2.5-1.5B", "Qwen2.5-3B", "Qwen2.5-7B", "Llama-3.1-8B",
                 "Qwen2.5-14B", "Qwen2.5-32B")  # fmt: skip
 SWEEP_PRECISIONS = ("fp16", "bf16", "nf4", "int8", "int8-t0")
@@ -381,6 +444,18 @@ def render() -> str:
              compile_bnb_section(sorted((ROOT / "benchmarks" / "results").glob("compile-bnb-*.json"))),
              "### Crossovers over every committed run",
              crossover_section(finished + accepted),
+             "### Compiling against the precision",
+             "The dataset's `stack_table` over every committed run: J/token of each precision on the eager stack "
+             "against a compiled one, each side the mean over its runs (different runs, often different sittings "
+             "and GPUs), beside the share of J/token that is idle power x time on each side. Set the change from "
+             "compiling beside the changes between precisions within one run (table \"Crossovers\" above, and each "
+             "run's table below).",
+             stack_section(finished + accepted),
+             "### The same FP16 measurement on different H200s",
+             "Compiled FP16 at batch 1 (compiled alike on `compiled` and `compiled-all`) where more than one GPU "
+             "measured a shape; each sitting got its machines anew. The last column compares each run with the mean "
+             "of the card that measured the shape lowest.",
+             cards_section(finished + accepted),
              "### The sweep of issue 6, cell by cell",
              sweep_section(finished + accepted),
              "### Each run"]  # fmt: skip

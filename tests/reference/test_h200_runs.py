@@ -109,3 +109,24 @@ def test_summary_shows_a_failed_precision_instead_of_crashing(tmp_path: Path) ->
     row = next(line for line in sweep.splitlines() if line.startswith(f"| {arch} | eager | 1 |"))
     assert "error: OutOfMemoryError" in row.split("|")[4]  # the fp16 cell
     assert "4 of 104 cells measured" in sweep  # bf16, nf4, int8 and int8-t0; not the failed fp16
+
+
+def test_cards_table_compares_one_shape_across_gpus_and_leaves_single_card_shapes_out(tmp_path: Path) -> None:
+    """A copy of a compiled run on another GPU drawing 10% more energy per window shows as +10.0% on that card."""
+    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
+    compiled = next(p for p in FINISHED if json.loads(p.read_text())["payload"]["workload"]["stack"] == "compiled")
+    doc = json.loads(compiled.read_text())
+    payload = doc["payload"]
+    payload["hardware"]["gpu_uuid_sha256"] = "f" * 64
+    payload["submission_id"] = payload["submission_id"][:-8] + "0000beef"
+    for m in payload["measurements"]:
+        for w in m["windows"]:
+            w["energy_j"] *= 1.1
+    copy = tmp_path / "copy.json"
+    copy.write_text(json.dumps(doc))
+    assert summarize.cards_section([compiled]).count("\n") == 1  # header only: one card measured the shape
+    rows = [line for line in summarize.cards_section([compiled, copy]).splitlines() if line.startswith("| ")][1:]
+    assert len(rows) == 2
+    theirs = next(r for r in rows if "`ffffffff`" in r)
+    ours = next(r for r in rows if "`ffffffff`" not in r)
+    assert "`0000beef`" in theirs and theirs.endswith("| +10.0% |") and ours.endswith("| +0.0% |")
