@@ -47,9 +47,17 @@ def matching(keys: Sequence[str], values: Sequence[Any]) -> pl.Expr:
 
 
 def with_null_columns(frame: pl.DataFrame, columns: dict[str, type[pl.DataType]]) -> pl.DataFrame:
-    """``frame`` with each of ``columns`` it lacks added as nulls of its type (a table from an older version)."""
-    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in columns.items() if name not in frame.columns]
-    return frame.with_columns(missing) if missing else frame
+    """``frame`` with each of ``columns`` it lacks added as nulls of its type (a table from an older version).
+
+    A column it has that holds only nulls is given that type too: pandas leaves an all-null column untyped.
+    """
+    typed = [
+        pl.lit(None, dtype=dtype).alias(name)
+        if name not in frame.columns or frame[name].null_count() == frame.height
+        else pl.col(name)
+        for name, dtype in columns.items()
+    ]
+    return frame.with_columns(typed) if typed else frame
 
 
 def require_columns(frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> None:

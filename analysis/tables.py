@@ -22,7 +22,9 @@ def _sorted_by_precision(frame: pl.DataFrame, *keys: str) -> pl.DataFrame:
 def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
     """Polars core of :func:`jpt_table`."""
     usable = usable_measurements(measurements)
-    optional = dict.fromkeys(("ci95_pct", "cv_pct", "tokens_per_s", "static_j_per_token"), pl.Float64)
+    optional = dict.fromkeys(
+        ("ci95_pct", "cv_pct", "tokens_per_s", "static_j_per_token", "dynamic_j_per_token"), pl.Float64
+    )
     usable = with_null_columns(usable, {**optional, "compiled": pl.Boolean})
     grouped = usable.group_by(list(JPT_KEYS)).agg(
         pl.len().alias("n_submissions"),
@@ -34,6 +36,7 @@ def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
         pl.col("cv_pct").max().alias("cv_pct_max"),
         pl.col("tokens_per_s").mean().alias("tokens_per_s"),
         (100 * pl.col("static_j_per_token") / pl.col("j_per_token_mean")).mean().alias("static_share_pct"),
+        pl.col("dynamic_j_per_token").mean().alias("dynamic_j_per_token"),
         (pl.col("compiled") == True).sum().alias("n_compiled"),  # noqa: E712 - a null (not recorded) counts in neither
         (pl.col("compiled") == False).sum().alias("n_not_compiled"),  # noqa: E712
     )
@@ -49,8 +52,9 @@ def jpt_table(measurements: Any) -> Any:
     runs of different lengths are different cells, never averaged (``prompt_tokens`` is null for a table without it).
 
     Each submission contributes its own mean (from :func:`ecocompute.schema.derive.derive`); the table gives
-    their mean, min and max, the widest within-measurement 95% CI (% of the mean) and CV, tokens/s, and the
-    share of J/token that is idle power x time (``static_share_pct``). ``n_compiled`` and ``n_not_compiled`` count
+    their mean, min and max, the widest within-measurement 95% CI (% of the mean) and CV, tokens/s, the
+    share of J/token that is idle power x time (``static_share_pct``) and the rest, the J/token the work itself
+    drew above idle (``dynamic_j_per_token``). ``n_compiled`` and ``n_not_compiled`` count
     the submissions whose measurement torch.compile did or did not run (the ``compiled`` column; on the compiled
     stack transformers declines bitsandbytes models); one recorded neither counts in neither. Failed measurements
     are left out.
