@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from string import Template
 from typing import Any
@@ -119,30 +119,62 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return "\n".join([line(header), line(["---"] * len(header)), *(line(r) for r in rows)])
 
 
-def _group_section(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
+def _models(jpt: pl.DataFrame) -> list[tuple[str, int, pl.DataFrame]]:
+    """Each model of one group, smallest first, with its rows."""
+    models = jpt.select("architecture", "params_total").unique().sort("params_total", "architecture").iter_rows()
+    return [(a, n, jpt.filter((pl.col("architecture") == a) & (pl.col("params_total") == n))) for a, n in models]
+
+
+def _jpt_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
     precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
     quantized = [p for p in precisions if p not in ("fp16",)]
     rows = []
-    for model in jpt.select("architecture", "params_total").unique().sort("params_total", "architecture").iter_rows():
-        cells = jpt.filter((pl.col("architecture") == model[0]) & (pl.col("params_total") == model[1]))
+    for architecture, params, cells in _models(jpt):
         by_precision = {r["precision"]: _cell_jpt(r) for r in cells.iter_rows(named=True)}
-        model_changes = changes.filter((pl.col("architecture") == model[0]) & (pl.col("params_total") == model[1]))
+        model_changes = changes.filter((pl.col("architecture") == architecture) & (pl.col("params_total") == params))
         change_cells = [_cell_change(model_changes.filter(pl.col("precision") == p)) for p in quantized]
-        rows.append([model[0], format_params(float(model[1])), *[by_precision.get(p, "") for p in precisions],
+        rows.append([architecture, format_params(float(params)), *[by_precision.get(p, "") for p in precisions],
                      *change_cells])  # fmt: skip
     header = ["model", "params", *[f"{p} J/token" for p in precisions], *[f"{p} change" for p in quantized]]
     return f"### {group_title(key)}\n\n{_markdown_table(header, rows)}"
 
 
-def jpt_sections(jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
-    """One markdown table per GPU x stack x batch x workload length x weights: J/token and change per precision."""
+def _cell_split(row: dict[str, Any]) -> str:
+    if row["dynamic_j_per_token"] is None or row["static_share_pct"] is None:
+        return "not recorded"
+    return f"{row['dynamic_j_per_token']:.4f} ({row['static_share_pct']:.0f}% static)"
+
+
+def _split_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
+    precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
+    rows = []
+    for architecture, params, cells in _models(jpt):
+        by_precision = {r["precision"]: _cell_split(r) for r in cells.iter_rows(named=True)}
+        rows.append([architecture, format_params(float(params)), *[by_precision.get(p, "") for p in precisions]])
+    header = ["model", "params", *[f"{p} dynamic J/token (static share)" for p in precisions]]
+    return f"### {group_title(key)}\n\n{_markdown_table(header, rows)}"
+
+
+def _per_group(jpt: pl.DataFrame, changes: pl.DataFrame,
+               render: Callable[[tuple[object, ...], pl.DataFrame, pl.DataFrame], str]) -> str:  # fmt: skip
+    """``render`` of each GPU x stack x batch x workload length x weights group, in order."""
     if jpt.height == 0:
         return "No measurements yet."
     sections = []
     for key in jpt.select(FIGURE_KEYS).unique().sort(list(FIGURE_KEYS)).iter_rows():
         match = matching(FIGURE_KEYS, key)
-        sections.append(_group_section(key, jpt.filter(match), changes.filter(match) if changes.height else changes))
+        sections.append(render(key, jpt.filter(match), changes.filter(match) if changes.height else changes))
     return "\n\n".join(sections)
+
+
+def jpt_sections(jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
+    """One markdown table per GPU x stack x batch x workload length x weights: J/token and change per precision."""
+    return _per_group(jpt, changes, _jpt_group)
+
+
+def split_sections(jpt: pl.DataFrame) -> str:
+    """One markdown table per group: each precision's dynamic J/token and the static share of its J/token."""
+    return _per_group(jpt, pl.DataFrame(), _split_group)
 
 
 def crossover_section(crossovers: pl.DataFrame, n_boot: int, seed: int) -> str:
@@ -237,6 +269,7 @@ def render_card(inputs: CardInputs) -> str:
         jpt_tables=jpt_sections(inputs.jpt, inputs.changes),
         crossover_table=crossover_section(inputs.crossovers, inputs.n_boot, inputs.seed),
         stack_table=stack_section(inputs.jpt),
+        split_tables=split_sections(inputs.jpt),
         sensor=sensor_section(inputs.tables.windows),
         figures=figures_section(inputs.figures),
         columns=columns_section(),

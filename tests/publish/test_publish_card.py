@@ -15,7 +15,7 @@ from ecocompute.analysis.change import change_frame
 from ecocompute.analysis.crossovers import crossover_frame
 from ecocompute.analysis.tables import jpt_frame
 from ecocompute.publish.build import BuildResult
-from ecocompute.publish.card import crossover_section, jpt_sections, size_category, stack_section
+from ecocompute.publish.card import crossover_section, jpt_sections, size_category, split_sections, stack_section
 from ecocompute.publish.columns import BY_CONFIG
 from ecocompute.publish.figures import draw_figures
 from ecocompute.schema.models import Submission
@@ -205,3 +205,29 @@ def test_stack_section_says_where_torch_compile_did_not_run() -> None:
     both = stack_section(jpt_frame(measurements_frame([*rows, *measurement_rows(older)])))
     cells = {line.split(" | ")[6]: line.split(" | ")[10] for line in both.splitlines() if "| TinyLlama" in line}
     assert cells == {"fp16": "1 of 2 (1 not recorded)", "nf4": "0 of 2 (1 not recorded)"}
+
+
+def test_card_splits_each_cell_into_dynamic_energy_and_static_share(card: str, example_build: BuildResult) -> None:
+    """Each cell is the mean dynamic J/token and the mean static share over the measurements of that cell."""
+    split = card.split("## Static and dynamic energy")[1].split("## The sensor")[0]
+    measurements = pl.read_parquet(example_build.out / "data" / "measurements" / "*.parquet")
+    cell = measurements.filter(
+        (pl.col("architecture") == "Qwen2.5-7B") & (pl.col("stack") == "eager") & (pl.col("batch_size") == 1)
+        & (pl.col("precision") == "nf4")
+    )  # fmt: skip
+    assert cell.height >= 1
+    dynamic = cell["dynamic_j_per_token"].mean()
+    share = (100 * cell["static_j_per_token"] / cell["j_per_token_mean"]).mean()
+    group = split.split("### Synthetic example GPU · eager stack · batch 1 · 128+256 tokens")[1].split("###")[0]
+    cells = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]] for line in group.splitlines()
+             if line.startswith("| ")}  # fmt: skip
+    column = cells["model"].index("nf4 dynamic J/token (static share)")
+    assert cells["Qwen2.5-7B"][column] == f"{dynamic:.4f} ({share:.0f}% static)"
+
+
+def test_split_table_says_not_recorded_for_a_table_without_the_split() -> None:
+    rows = measurement_rows(make_submission(63, precisions=("fp16", "nf4")))
+    older = measurements_frame(rows).drop("dynamic_j_per_token", "static_j_per_token")
+    text = split_sections(jpt_frame(older))
+    assert "| TinyLlama-1.1B | 1.1B | not recorded | not recorded |" in text
+    assert split_sections(jpt_frame(measurements_frame(rows))).count("% static)") == 2
