@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +131,38 @@ def test_cards_table_compares_one_shape_across_gpus_and_leaves_single_card_shape
     theirs = next(r for r in rows if "`ffffffff`" in r)
     ours = next(r for r in rows if "`ffffffff`" not in r)
     assert "`0000beef`" in theirs and theirs.endswith("| +10.0% |") and ours.endswith("| +0.0% |")
+
+
+ACCEPTED = sorted((ROOT / "submissions" / "ecocompute-reference").rglob("*.json"))
+PROSE = ["docs/method.md", "README.md", "runs/README.md", "scripts/reference/README.md"]
+
+
+def _run_id(path: Path) -> str:
+    """The last 8 hex digits of a run's submission id, as the docs cite it (`639a6f0d`)."""
+    return path.name.split(".")[0].rsplit("-", 1)[-1]
+
+
+def test_every_run_the_prose_cites_is_committed() -> None:
+    """A backticked 8-hex id in the hand-written docs is a committed run, a checkpoint or a GPU's UUID hash."""
+    runs = {_run_id(p) for p in (*FINISHED, *ACCEPTED, *CHECKPOINTS)}
+    gpus = {load_submission(p).payload.hardware.gpu_uuid_sha256[:8] for p in (*FINISHED, *ACCEPTED)}
+    assert len(runs) == len(FINISHED) + len(ACCEPTED) + len(CHECKPOINTS)
+    for doc in PROSE:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        if "<!-- BEGIN" in text:  # the generated block is checked against the windows by another test
+            text = text[: text.index("<!-- BEGIN")] + text[text.index("<!-- END") :]
+        cited = set(re.findall(r"`(?:\.\.\.\d{6}Z-)?([0-9a-f]{8})`", text))
+        assert cited - runs - gpus == set(), doc
+
+
+def test_queue_lines_marked_measured_name_where_their_run_is() -> None:
+    """`# measured in sitting N (runs/, ID): LINE` names a run that is in that folder and measured that line."""
+    marks = [m for path in sorted((ROOT / "scripts" / "reference" / "queues").glob("*.txt"))
+             for m in re.finditer(r"^# measured in sitting \d+ \((runs|submissions)/, ([0-9a-f]{8})\): (.+)$",
+                                  path.read_text(encoding="utf-8"), re.M)]  # fmt: skip
+    assert len(marks) >= 10
+    where = {_run_id(p): p for p in (*FINISHED, *ACCEPTED)}
+    for folder, run, line in (m.groups() for m in marks):
+        assert run in where and where[run].is_relative_to(ROOT / folder), (folder, run)
+        workload = load_submission(where[run]).payload.workload
+        assert f"--arch {workload.architecture} " in line and f"--stack {workload.stack.value} " in line, run
