@@ -145,7 +145,7 @@ def _cell_split(row: dict[str, Any]) -> str:
     return f"{row['dynamic_j_per_token']:.4f} ({row['static_share_pct']:.0f}% static)"
 
 
-def _split_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
+def _split_group(key: tuple[object, ...], jpt: pl.DataFrame) -> str:
     precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
     rows = []
     for architecture, params, cells in _models(jpt):
@@ -155,26 +155,26 @@ def _split_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFra
     return f"### {group_title(key)}\n\n{_markdown_table(header, rows)}"
 
 
-def _per_group(jpt: pl.DataFrame, changes: pl.DataFrame,
-               render: Callable[[tuple[object, ...], pl.DataFrame, pl.DataFrame], str]) -> str:  # fmt: skip
-    """``render`` of each GPU x stack x batch x workload length x weights group, in order."""
+def _per_group(jpt: pl.DataFrame, render: Callable[[tuple[object, ...], pl.DataFrame], str]) -> str:
+    """``render`` of each GPU x stack x batch x workload length x weights group (its key and rows), in order."""
     if jpt.height == 0:
         return "No measurements yet."
-    sections = []
-    for key in jpt.select(FIGURE_KEYS).unique().sort(list(FIGURE_KEYS)).iter_rows():
-        match = matching(FIGURE_KEYS, key)
-        sections.append(render(key, jpt.filter(match), changes.filter(match) if changes.height else changes))
-    return "\n\n".join(sections)
+    keys = jpt.select(FIGURE_KEYS).unique().sort(list(FIGURE_KEYS)).iter_rows()
+    return "\n\n".join(render(key, jpt.filter(matching(FIGURE_KEYS, key))) for key in keys)
 
 
 def jpt_sections(jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
     """One markdown table per GPU x stack x batch x workload length x weights: J/token and change per precision."""
-    return _per_group(jpt, changes, _jpt_group)
+
+    def group(key: tuple[object, ...], rows: pl.DataFrame) -> str:
+        return _jpt_group(key, rows, changes.filter(matching(FIGURE_KEYS, key)) if changes.height else changes)
+
+    return _per_group(jpt, group)
 
 
 def split_sections(jpt: pl.DataFrame) -> str:
     """One markdown table per group: each precision's dynamic J/token and the static share of its J/token."""
-    return _per_group(jpt, pl.DataFrame(), _split_group)
+    return _per_group(jpt, _split_group)
 
 
 def crossover_section(crossovers: pl.DataFrame, n_boot: int, seed: int) -> str:

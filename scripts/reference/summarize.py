@@ -268,7 +268,8 @@ def cards_section(paths: list[Path]) -> str:
     lines = ["| shape | batch | GPU (UUID SHA-256, first 8) | run | stack | J/token | tokens/s | power W | static % "
              "| vs the shape's lowest card |",
              "|---|---:|---|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
-    shapes = sorted({(r[0], r[1]) for r in rows}, key=lambda s: (SWEEP_SHAPES.index(s[0]), s[1]))
+    order = {shape: i for i, shape in enumerate(SWEEP_SHAPES)}  # a shape beyond the sweep goes last
+    shapes = sorted({(r[0], r[1]) for r in rows}, key=lambda s: (order.get(s[0], len(order)), s[0], s[1]))
     for shape in shapes:
         mine = [r for r in rows if (r[0], r[1]) == shape]
         cards = {r[2] for r in mine}
