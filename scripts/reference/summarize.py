@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -248,6 +249,37 @@ def stack_section(paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
+def time_section(paths: list[Path]) -> str:
+    """How much of the spread of J/token between windows the time per token explains, per stack and batch.
+
+    R^2 of the windows' J/token against their seconds per token, per measurement (3 windows or more); and the
+    generating process's CPU time over the window's wall time (``process_cpu_s``), over every window.
+    """
+    r2: dict[tuple[str, int], list[float]] = {}
+    cpu: dict[tuple[str, int], list[float]] = {}
+    for path in paths:
+        sub = _load(path)
+        key = (sub.payload.workload.stack.value, sub.payload.workload.batch_size)
+        for m in sub.payload.measurements:
+            cpu.setdefault(key, []).extend(w.process_cpu_s / w.duration_s for w in m.windows
+                                           if w.process_cpu_s is not None)  # fmt: skip
+            jpt = [w.energy_j / w.tokens for w in m.windows]
+            spt = [w.duration_s / w.tokens for w in m.windows]
+            if len(m.windows) >= 3 and len(set(jpt)) > 1 and len(set(spt)) > 1:
+                r2.setdefault(key, []).append(statistics.correlation(jpt, spt) ** 2)
+    lines = ["| stack | batch | measurements | R^2 of J/token on s/token: median | lowest | highest "
+             "| measurements with R^2 >= 0.9 | process CPU time / wall time, all windows |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    for key in sorted(r2):
+        values, ratios = r2[key], cpu.get(key, [])
+        spread = f"{min(ratios):.3f}-{max(ratios):.3f} ({len(ratios)} windows)" if ratios else "not recorded"
+        lines.append(
+            f"| {key[0]} | {key[1]} | {len(values)} | {statistics.median(values):.2f} | {min(values):.2f} "
+            f"| {max(values):.2f} | {sum(v >= 0.9 for v in values)} | {spread} |"
+        )
+    return "\n".join(lines)
+
+
 def cards_section(paths: list[Path]) -> str:
     """Compiled FP16 of one shape on different H200s (GPU UUIDs, hashed as the submission records them).
 
@@ -452,6 +484,12 @@ def render() -> str:
              "compiling beside the changes between precisions within one run (table \"Crossovers\" above, and each "
              "run's table below).",
              stack_section(finished + accepted),
+             "### How much of the spread is time per token",
+             "Per measurement with 3 windows or more: the share of the variance of J/token between its windows that "
+             "a straight line in seconds per token explains (R^2); a high R^2 means J/token moved with the time a "
+             "token took, i.e. with the host's speed where decode is host-bound. The last column is how much of each "
+             "window's wall time the generating process spent on a CPU (`process_cpu_s`).",
+             time_section(finished + accepted),
              "### The same FP16 measurement on different H200s",
              "Compiled FP16 at batch 1 (compiled alike on `compiled` and `compiled-all`) where more than one GPU "
              "measured a shape; each sitting got its machines anew. The last column compares each run with the mean "

@@ -166,3 +166,27 @@ def test_queue_lines_marked_measured_name_where_their_run_is() -> None:
         assert run in where and where[run].is_relative_to(ROOT / folder), (folder, run)
         workload = load_submission(where[run]).payload.workload
         assert f"--arch {workload.architecture} " in line and f"--stack {workload.stack.value} " in line, run
+
+
+def test_time_table_gives_r2_one_where_energy_follows_time_and_zero_where_it_does_not(tmp_path: Path) -> None:
+    """Energy drawn at a constant power gives R^2 1.00; energy per token unrelated to the time per token gives 0.00."""
+    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
+    eager = next(p for p in FINISHED if json.loads(p.read_text())["payload"]["workload"]["stack"] == "eager")
+    doc = json.loads(eager.read_text())
+    measurements = doc["payload"]["measurements"]
+    for m in measurements:
+        for w in m["windows"]:
+            w["energy_j"] = 150.0 * w["duration_s"]
+    steady = tmp_path / "steady.json"
+    steady.write_text(json.dumps(doc))
+    n = sum(len(m["windows"]) >= 3 for m in measurements)
+    assert f"| eager | 1 | {n} | 1.00 | 1.00 | 1.00 | {n} |" in summarize.time_section([steady])
+    for m in measurements:  # time per token 0, 1, 0, 1 (x 0.1 s) against J/token 0, 0, 1, 1: uncorrelated
+        m["windows"] = m["windows"][:4]
+        for i, w in enumerate(m["windows"]):
+            w["tokens"] = 100
+            w["duration_s"] = 10.0 + (i % 2)
+            w["energy_j"] = 100.0 * (2.0 + i // 2)
+    unrelated = tmp_path / "unrelated.json"
+    unrelated.write_text(json.dumps(doc))
+    assert f"| eager | 1 | {len(measurements)} | 0.00 | 0.00 | 0.00 | 0 |" in summarize.time_section([unrelated])
