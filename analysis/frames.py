@@ -49,15 +49,15 @@ def matching(keys: Sequence[str], values: Sequence[Any]) -> pl.Expr:
 def with_null_columns(frame: pl.DataFrame, columns: dict[str, type[pl.DataType]]) -> pl.DataFrame:
     """``frame`` with each of ``columns`` it lacks added as nulls of its type (a table from an older version).
 
-    A column it has that holds only nulls is given that type too: pandas leaves an all-null column untyped.
+    A column it has in another type that holds nothing but nulls is replaced the same way: pandas keeps an all-null
+    column as objects, which polars reads as strings.
     """
-    typed = [
-        pl.lit(None, dtype=dtype).alias(name)
-        if name not in frame.columns or frame[name].null_count() == frame.height
-        else pl.col(name)
+    untyped = [
+        name
         for name, dtype in columns.items()
+        if name not in frame.columns or (frame[name].dtype != dtype and frame[name].null_count() == frame.height)
     ]
-    return frame.with_columns(typed) if typed else frame
+    return frame.with_columns(pl.lit(None, dtype=columns[n]).alias(n) for n in untyped) if untyped else frame
 
 
 def require_columns(frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> None:

@@ -52,12 +52,12 @@ def jpt_table(measurements: Any) -> Any:
     runs of different lengths are different cells, never averaged (``prompt_tokens`` is null for a table without it).
 
     Each submission contributes its own mean (from :func:`ecocompute.schema.derive.derive`); the table gives
-    their mean, min and max, the widest within-measurement 95% CI (% of the mean) and CV, tokens/s, the
-    share of J/token that is idle power x time (``static_share_pct``) and the rest, the J/token the work itself
-    drew above idle (``dynamic_j_per_token``). ``n_compiled`` and ``n_not_compiled`` count
-    the submissions whose measurement torch.compile did or did not run (the ``compiled`` column; on the compiled
-    stack transformers declines bitsandbytes models); one recorded neither counts in neither. Failed measurements
-    are left out.
+    their mean, min and max, the widest within-measurement 95% CI (% of the mean) and CV, tokens/s, the mean
+    share of J/token that is idle power x time (``static_share_pct``) and the mean dynamic J/token, what the work
+    drew above idle (``dynamic_j_per_token``; both over the submissions that recorded them). ``n_compiled`` and
+    ``n_not_compiled`` count the submissions whose measurement torch.compile did or did not run (the ``compiled``
+    column; on the compiled stack transformers declines bitsandbytes models); one recorded neither counts in
+    neither. Failed measurements are left out.
 
     Example::
 
@@ -85,10 +85,10 @@ def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
     pairings = [
         jpt.group_by(list(STACK_KEYS))
         .agg(
-            _stack_side("eager"),
+            *(_stack_side("eager", c) for c in ("j_per_token", "n_submissions", "static_share_pct")),
             *(
                 _stack_side(stack, c, "compiled")
-                for c in ("j_per_token", "n_submissions", "n_compiled", "n_not_compiled")
+                for c in ("j_per_token", "n_submissions", "n_compiled", "n_not_compiled", "static_share_pct")
             ),
         )
         .drop_nulls(["eager_j_per_token", "compiled_j_per_token"])
@@ -125,9 +125,11 @@ def stack_table(measurements: Any) -> Any:
     ``compiled``, or ``compiled-all``, which compiles the bitsandbytes models too) measured on both. Each side is
     the mean over the submissions that measured it (:func:`jpt_table`), so the two sides come from different
     submissions (another hour, perhaps another host): set the change from compiling beside the changes between
-    precisions, which :func:`change_vs_baseline` takes within one submission. ``compiled_n_submissions``,
-    ``compiled_n_compiled`` and ``compiled_n_not_compiled`` say how many of the compiled side's submissions
-    torch.compile actually ran: a compiled side it never ran is the static KV cache alone.
+    precisions, which :func:`change_vs_baseline` takes within one submission. ``eager_n_submissions`` and
+    ``compiled_n_submissions`` count each side's submissions, ``compiled_n_compiled`` and
+    ``compiled_n_not_compiled`` how many of the compiled side's submissions torch.compile actually ran (a compiled
+    side it never ran is the static KV cache alone), and ``eager_static_share_pct`` and
+    ``compiled_static_share_pct`` give each side's share of J/token that is idle power x time.
 
     Example::
 

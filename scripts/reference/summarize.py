@@ -18,8 +18,8 @@ import polars as pl
 
 from ecocompute.analysis import change_vs_baseline, crossover
 from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, format_params
-from ecocompute.analysis.tables import STACK_KEYS, jpt_frame, stack_frame, torch_compile_ran
-from ecocompute.schema.derive import derive, integral_diff_pct, mean_std
+from ecocompute.analysis.tables import jpt_frame, stack_frame, torch_compile_ran
+from ecocompute.schema.derive import Derived, derive, integral_diff_pct, mean_std
 from ecocompute.schema.io import load_submission
 from ecocompute.schema.models import Method, Submission, Window
 from ecocompute.schema.tables import measurement_rows, measurements_frame, window_rows, windows_frame
@@ -49,11 +49,15 @@ def _row(precision: str, windows: list[Window], idle_w: float, change: str, erro
     known = [w.gpu_util_pct_mean for w in windows if w.gpu_util_pct_mean is not None]
     util = f"{sum(known) / len(known):.0f}" if known else "-"
     ci = "n/a" if d.ci95_pct is None else f"±{d.ci95_pct:.1f}%"
-    static = 100 * d.static_j_per_token_mean / d.j_per_token_mean
     return (
         f"| {precision} | {d.n_windows} | {d.j_per_token_mean:.3f} | {ci} | {d.cv_pct:.2f} | {d.dynamic_cv_pct:.2f} "
-        f"| {d.tokens_per_s:.1f} | {util} | {static:.0f} | {d.integral_diff_pct_max:.2f} | {change} |"
+        f"| {d.tokens_per_s:.1f} | {util} | {_static_pct(d):.0f} | {d.integral_diff_pct_max:.2f} | {change} |"
     )
+
+
+def _static_pct(d: Derived) -> float:
+    """The share of J/token that is idle power x time, in %."""
+    return 100 * d.static_j_per_token_mean / d.j_per_token_mean
 
 
 def _changes(frame: pl.DataFrame) -> dict[str, str]:
@@ -232,19 +236,15 @@ def stack_section(paths: list[Path]) -> str:
     two sides come from different runs (and sittings); the static share is idle power x time over J/token.
     """
     measurements = measurements_frame([row for p in paths for row in measurement_rows(_load(p))])
-    jpt = jpt_frame(measurements)
-    cell = {(*(r[k] for k in STACK_KEYS), r["stack"]): r for r in jpt.iter_rows(named=True)}
     lines = ["| shape | batch | precision | compiled stack | eager J/token (runs) | compiled J/token (runs) "
              "| torch.compile ran | compiled vs eager | static % eager | static % compiled |",
              "|---|---:|---|---|---:|---:|---|---:|---:|---:|"]  # fmt: skip
-    for r in stack_frame(jpt).iter_rows(named=True):
-        key = tuple(r[k] for k in STACK_KEYS)
-        eager, compiled = cell[(*key, "eager")], cell[(*key, r["compiled_stack"])]
+    for r in stack_frame(jpt_frame(measurements)).iter_rows(named=True):
         lines.append(
             f"| {r['architecture']} | {r['batch_size']} | {r['precision']} | {r['compiled_stack']} "
-            f"| {eager['j_per_token']:.3f} ({eager['n_submissions']}) "
-            f"| {compiled['j_per_token']:.3f} ({compiled['n_submissions']}) | {torch_compile_ran(r)} "
-            f"| {r['change_pct']:+.1f}% | {eager['static_share_pct']:.0f} | {compiled['static_share_pct']:.0f} |"
+            f"| {r['eager_j_per_token']:.3f} ({r['eager_n_submissions']}) "
+            f"| {r['compiled_j_per_token']:.3f} ({r['compiled_n_submissions']}) | {torch_compile_ran(r)} "
+            f"| {r['change_pct']:+.1f}% | {r['eager_static_share_pct']:.0f} | {r['compiled_static_share_pct']:.0f} |"
         )
     return "\n".join(lines)
 
@@ -252,39 +252,40 @@ def stack_section(paths: list[Path]) -> str:
 def time_section(paths: list[Path]) -> str:
     """How much of the spread of J/token between windows the time per token explains, per stack and batch.
 
-    R^2 of the windows' J/token against their seconds per token, per measurement (3 windows or more); and the
-    generating process's CPU time over the window's wall time (``process_cpu_s``), over every window.
+    R^2 of the measured windows' J/token against their seconds per token, per measurement (3 windows or more); and
+    the generating process's CPU time over the window's wall time (``process_cpu_s``), over every measured window.
     """
     r2: dict[tuple[str, int], list[float]] = {}
     cpu: dict[tuple[str, int], list[float]] = {}
     for path in paths:
         sub = _load(path)
         key = (sub.payload.workload.stack.value, sub.payload.workload.batch_size)
+        r2.setdefault(key, [])
         for m in sub.payload.measurements:
-            cpu.setdefault(key, []).extend(w.process_cpu_s / w.duration_s for w in m.windows
+            windows = [w for w in m.windows if w.tokens > 0]
+            cpu.setdefault(key, []).extend(w.process_cpu_s / w.duration_s for w in windows
                                            if w.process_cpu_s is not None)  # fmt: skip
-            jpt = [w.energy_j / w.tokens for w in m.windows]
-            spt = [w.duration_s / w.tokens for w in m.windows]
-            if len(m.windows) >= 3 and len(set(jpt)) > 1 and len(set(spt)) > 1:
-                r2.setdefault(key, []).append(statistics.correlation(jpt, spt) ** 2)
+            jpt = [w.energy_j / w.tokens for w in windows]
+            spt = [w.duration_s / w.tokens for w in windows]
+            if len(windows) >= 3 and len(set(jpt)) > 1 and len(set(spt)) > 1:
+                r2[key].append(statistics.correlation(jpt, spt) ** 2)
     lines = ["| stack | batch | measurements | R^2 of J/token on s/token: median | lowest | highest "
-             "| measurements with R^2 >= 0.9 | process CPU time / wall time, all windows |",
+             "| measurements with R^2 >= 0.9 | process CPU time / wall time, measured windows |",
              "|---|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
     for key in sorted(r2):
         values, ratios = r2[key], cpu.get(key, [])
         spread = f"{min(ratios):.3f}-{max(ratios):.3f} ({len(ratios)} windows)" if ratios else "not recorded"
-        lines.append(
-            f"| {key[0]} | {key[1]} | {len(values)} | {statistics.median(values):.2f} | {min(values):.2f} "
-            f"| {max(values):.2f} | {sum(v >= 0.9 for v in values)} | {spread} |"
-        )
+        fit = (f"{statistics.median(values):.2f} | {min(values):.2f} | {max(values):.2f}" if values
+               else "- | - | -")  # fmt: skip
+        lines.append(f"| {key[0]} | {key[1]} | {len(values)} | {fit} | {sum(v >= 0.9 for v in values)} | {spread} |")
     return "\n".join(lines)
 
 
 def cards_section(paths: list[Path]) -> str:
     """Compiled FP16 of one shape on different H200s (GPU UUIDs, hashed as the submission records them).
 
-    FP16 is compiled alike on both compiled stacks, so their runs are one configuration; a shape appears where
-    more than one GPU measured it.
+    FP16 is compiled alike on both compiled stacks, so their runs are taken as one configuration (the stack is
+    shown); a shape, batch size and workload length appears where more than one GPU measured it.
     """
     rows = []
     for path in paths:
@@ -295,27 +296,38 @@ def cards_section(paths: list[Path]) -> str:
         for m in sub.payload.measurements:
             if m.precision.value == "fp16" and m.windows:
                 d = derive(m.windows, sub.payload.idle.power_w)
-                rows.append((w.architecture, w.batch_size, sub.payload.hardware.gpu_uuid_sha256[:8],
-                             sub.payload.submission_id, w.stack.value, d))  # fmt: skip
+                shape = (w.architecture, w.batch_size, w.prompt_tokens, w.new_tokens)
+                rows.append((shape, sub.payload.hardware.gpu_uuid_sha256[:8], sub.payload.submission_id,
+                             w.stack.value, d))  # fmt: skip
     lines = ["| shape | batch | GPU (UUID SHA-256, first 8) | run | stack | J/token | tokens/s | power W | static % "
              "| vs the shape's lowest card |",
              "|---|---:|---|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
     order = {shape: i for i, shape in enumerate(SWEEP_SHAPES)}  # a shape beyond the sweep goes last
-    shapes = sorted({(r[0], r[1]) for r in rows}, key=lambda s: (order.get(s[0], len(order)), s[0], s[1]))
+    shapes = sorted({r[0] for r in rows}, key=lambda s: (order.get(s[0], len(order)), *s))
     for shape in shapes:
-        mine = [r for r in rows if (r[0], r[1]) == shape]
-        cards = {r[2] for r in mine}
+        mine = [r for r in rows if r[0] == shape]
+        cards = {r[1] for r in mine}
         if len(cards) < 2:
             continue
-        lowest = min(sum(r[5].j_per_token_mean for r in mine if r[2] == c) / sum(r[2] == c for r in mine)
-                     for c in cards)  # fmt: skip
-        for arch, batch, card, run, stack, d in sorted(mine, key=lambda r: (r[2], r[3])):
-            static = 100 * d.static_j_per_token_mean / d.j_per_token_mean
+        lowest = min(statistics.mean(r[4].j_per_token_mean for r in mine if r[1] == c) for c in cards)
+        for (arch, batch, _, _), card, run, stack, d in sorted(mine, key=lambda r: (r[1], r[2])):
             lines.append(
                 f"| {arch} | {batch} | `{card}` | `{run.rsplit('-', 1)[-1]}` | {stack} | {d.j_per_token_mean:.3f} "
-                f"| {d.tokens_per_s:.1f} | {d.power_w_mean:.0f} | {static:.0f} "
+                f"| {d.tokens_per_s:.1f} | {d.power_w_mean:.0f} | {_static_pct(d):.0f} "
                 f"| {100 * (d.j_per_token_mean / lowest - 1):+.1f}% |"
             )
+    both = []
+    for shape in shapes:
+        for card in sorted({r[1] for r in rows if r[0] == shape}):
+            by_stack = {s: [r[4].j_per_token_mean for r in rows if r[0] == shape and r[1] == card and r[3] == s]
+                        for s in ("compiled", "compiled-all")}  # fmt: skip
+            if all(by_stack.values()):
+                one, other = (statistics.mean(v) for v in by_stack.values())
+                both.append(f"{shape[0]} on `{card}`: `compiled` {one:.3f} (n={len(by_stack['compiled'])}), "
+                            f"`compiled-all` {other:.3f} (n={len(by_stack['compiled-all'])}), "
+                            f"{100 * (other / one - 1):+.1f}%")  # fmt: skip
+    if both:
+        lines += ["", "Both stacks on one GPU: " + "; ".join(both) + "."]
     return "\n".join(lines)
 
 
@@ -491,9 +503,11 @@ def render() -> str:
              "window's wall time the generating process spent on a CPU (`process_cpu_s`).",
              time_section(finished + accepted),
              "### The same FP16 measurement on different H200s",
-             "Compiled FP16 at batch 1 (compiled alike on `compiled` and `compiled-all`) where more than one GPU "
-             "measured a shape; each sitting got its machines anew. The last column compares each run with the mean "
-             "of the card that measured the shape lowest.",
+             "Compiled FP16 where more than one GPU measured a shape (at one batch size and length). FP16 is "
+             "compiled alike on `compiled` and `compiled-all`, so rows of both stacks are set side by side (below "
+             "the table: the two stacks on one GPU, where one ran both). Each sitting got a new machine, so between "
+             "sittings the GPU and the host change together. The last column compares each run with the mean of the "
+             "GPU that measured the shape lowest.",
              cards_section(finished + accepted),
              "### The sweep of issue 6, cell by cell",
              sweep_section(finished + accepted),

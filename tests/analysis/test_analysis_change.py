@@ -12,6 +12,7 @@ from analysis_frames import Sub, frames
 
 from ecocompute.analysis import change_vs_baseline, jpt_table, stack_table
 from ecocompute.analysis.change import ratio_ci95
+from ecocompute.analysis.frames import with_null_columns
 from ecocompute.schema.derive import t_quantile_975
 from ecocompute.schema.errors import UsageError
 
@@ -177,3 +178,12 @@ def test_a_measurements_table_without_prompt_tokens_is_one_unknown_prompt_length
     ]
     changes = change_vs_baseline(older)
     assert changes.select("prompt_tokens", "new_tokens", "change_pct").rows() == [(None, 256, pytest.approx(50.0))]
+
+
+def test_missing_and_all_null_columns_get_their_type_and_the_others_are_left_alone() -> None:
+    frame = pl.DataFrame({"a": [None, None], "b": [1.0, None], "c": ["x", "y"]}, schema_overrides={"a": pl.String})
+    typed = with_null_columns(frame, {"a": pl.Float64, "b": pl.Float64, "c": pl.Float64, "d": pl.Boolean})
+    assert typed.schema == pl.Schema({"a": pl.Float64, "b": pl.Float64, "c": pl.String, "d": pl.Boolean})
+    assert typed["b"].to_list() == [1.0, None] and typed["c"].to_list() == ["x", "y"]
+    assert with_null_columns(frame.clear(), {"a": pl.Float64}).schema["a"] == pl.Float64
+    assert with_null_columns(frame, {"b": pl.Float64}) is frame
