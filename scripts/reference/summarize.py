@@ -199,16 +199,21 @@ def reproducibility_section(results: list[Path], paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
+@functools.cache
+def _tables(paths: tuple[Path, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The measurements and windows tables of every run in ``paths``, built once for the sections that pool them."""
+    subs = [_load(p) for p in paths]
+    measurements = measurements_frame([row for s in subs for row in measurement_rows(s)])
+    return measurements, windows_frame([row for s in subs for row in window_rows(s)])
+
+
 def crossover_section(paths: list[Path]) -> str:
     """The crossover of each quantized precision per stack and batch, over every committed run.
 
     The dataset's own ``crossover`` (log-linear, bootstrap of windows); the card sees only ``submissions/``, this
     sees ``runs/`` too.
     """
-    subs = [_load(p) for p in paths]
-    measurements = measurements_frame([row for s in subs for row in measurement_rows(s)])
-    windows = windows_frame([row for s in subs for row in window_rows(s)])
-    result = crossover(measurements, windows, precision=["nf4", "int8", "int8-t0"])
+    result = crossover(*_tables(tuple(paths)), precision=["nf4", "int8", "int8-t0"])
     lines = [f"The dataset's `crossover` (log-linear in log10(params) between the sizes that bracket the sign change; "
              f"95% CI from {DEFAULT_N_BOOT} bootstrap resamples of the windows, seed {DEFAULT_SEED}) on the runs in "
              "`submissions/` and `runs/` together, so on measurements that fail the CV gate as well; the dataset card "
@@ -235,7 +240,7 @@ def stack_section(paths: list[Path]) -> str:
     The dataset's own ``stack_frame`` on all runs: each side is the mean over the runs that measured it, so the
     two sides come from different runs (and sittings); the static share is idle power x time over J/token.
     """
-    measurements = measurements_frame([row for p in paths for row in measurement_rows(_load(p))])
+    measurements, _ = _tables(tuple(paths))
     lines = ["| shape | batch | precision | compiled stack | eager J/token (runs) | compiled J/token (runs) "
              "| torch.compile ran | compiled vs eager | static % eager | static % compiled |",
              "|---|---:|---|---|---:|---:|---|---:|---:|---:|"]  # fmt: skip
