@@ -151,6 +151,14 @@ class RunState:
         )
 
 
+def read_state(path: Path) -> RunState:
+    """The run state saved in ``path``; a damaged file raises :class:`RunStateError` naming it."""
+    try:
+        return RunState.from_json(parse_json(path.read_bytes()))
+    except (KeyError, TypeError, ValueError, ValidationError, SubmissionError) as exc:
+        raise RunStateError(f"state file {path} is damaged ({exc})") from None
+
+
 class StateStore:
     """State files of one directory, one per configuration."""
 
@@ -171,9 +179,9 @@ class StateStore:
         if not path.exists():
             return None
         try:
-            return RunState.from_json(parse_json(path.read_bytes()))
-        except (KeyError, TypeError, ValueError, ValidationError, SubmissionError) as exc:
-            raise RunStateError(f"state file {path} is damaged ({exc}): delete it to start over") from None
+            return read_state(path)
+        except RunStateError as exc:
+            raise RunStateError(f"{exc}: delete it to start over") from None
 
     def remove(self, key: str) -> None:
         """Delete the state file of configuration ``key`` (once its submission is written)."""

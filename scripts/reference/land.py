@@ -7,6 +7,9 @@ validated with the default gate: accepted ones go to ``submissions/``; ones reje
 and the file left out. The key's public line (from ``ssh-keygen -y``) is appended to
 ``submissions/allowed_signers`` when something signed with it lands. Benchmark results go to
 ``benchmarks/results/``, worker logs and the GPU tests' output to ``runs/ecocompute-reference/logs/SITTING/``.
+The checkpoint of a run that the end of the lease cut (``state/``), when it holds a measured window, goes to
+``runs/ecocompute-reference/checkpoints/`` as ``ID.ARCH-STACK.partial.json``: it cannot be resumed on another
+machine, so it is kept as the raw record it is (``docs/method.md`` reports it).
 
 Everything is checked before anything is written, and every file is written whole (a temporary file and a
 rename). Nothing committed is replaced: a submission already in the tree with the same payload is reported as
@@ -28,6 +31,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ecocompute.collector.errors import RunStateError
+from ecocompute.collector.state import read_state
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import load_submission, write_bytes_atomic, write_submission
 from ecocompute.schema.models import Submission
@@ -45,6 +50,7 @@ class Landed:
 
     accepted: list[Path] = field(default_factory=list)
     spread_only: list[Path] = field(default_factory=list)
+    checkpoints: list[Path] = field(default_factory=list)
     other: list[Path] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
@@ -184,6 +190,31 @@ def _stage_others(folders: list[Path], root: Path, sitting: str, landed: Landed)
     return plan
 
 
+def _stage_checkpoints(folders: list[Path], finished: set[str], root: Path, landed: Landed) -> list[tuple[Path, Path]]:
+    """Checkpoints of cut runs with a measured window; a later archive's copy wins (it has more windows)."""
+    chosen: dict[Path, Path] = {}
+    for folder in folders:
+        for path in sorted((folder / "state").glob("*.json")) if (folder / "state").is_dir() else []:
+            try:
+                state = read_state(path)
+            except RunStateError as exc:
+                landed.refused.append(f"{path.relative_to(folder)}: {exc}")
+                continue
+            if state.submission_id in finished or not any(m.windows for m in state.measurements.values()):
+                continue  # its submission is in the archive, or the lease ended before its first window
+            name = f"{state.submission_id}.{str(state.config['arch']).lower()}-{state.config['stack']}.partial.json"
+            chosen[root / "runs" / SIGNER / "checkpoints" / name] = path
+    plan = []
+    for target, source in sorted(chosen.items()):
+        if not target.exists():
+            plan.append((source, target))
+        elif target.read_bytes() == source.read_bytes():
+            landed.present.append(f"{source.name}: already at {target.relative_to(root)}")
+        else:
+            landed.refused.append(f"{source.name}: {target.relative_to(root)} exists with other windows")
+    return plan
+
+
 def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> Landed:
     """Unpack, sign, validate and file; see the module's text."""
     missing = [str(a) for a in archives if not a.is_file()]
@@ -203,6 +234,7 @@ def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> La
         found = _submissions(folders, archives, landed)
         plan = _stage_submissions(found, key, staged_signers, root, staging, landed)
         others = _stage_others(folders, root, sitting, landed)
+        checkpoints = _stage_checkpoints(folders, set(found), root, landed)
         # everything is checked: now write, the key line first so that every landed file verifies
         if plan and not known:
             write_bytes_atomic(signers, staged_signers.read_bytes())
@@ -212,6 +244,9 @@ def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> La
         for source, target in others:
             write_bytes_atomic(target, source.read_bytes())
             landed.other.append(target)
+        for source, target in checkpoints:
+            write_bytes_atomic(target, source.read_bytes())
+            landed.checkpoints.append(target)
     return landed
 
 
@@ -229,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return 1
     for label, paths in (("accepted, in submissions/", landed.accepted), ("E-CV only, in runs/", landed.spread_only),
+                         ("checkpoints of cut runs, in runs/", landed.checkpoints),
                          ("results and logs", landed.other)):  # fmt: skip
         out(f"{label}: {len(paths)}\n")
         for path in paths:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import tarfile
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from factories import load_script, make_key, submission_document
+from factories import load_script, make_key, submission_document, window
 
+from ecocompute.collector.state import MeasurementState, RunState, read_state
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import load_document
+from ecocompute.schema.models import Precision, Window
 from ecocompute.schema.signing import parse_allowed_signers, verify_document
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,3 +126,54 @@ def test_a_wrong_key_or_a_missing_archive_writes_nothing(tmp_path: Path) -> None
             land.land(archives, key, "sitting-9", root=repo)
     assert (repo / "submissions" / "allowed_signers").read_text() == "# allowed signers\n"
     assert sorted(p.name for p in repo.rglob("*")) == ["allowed_signers", "submissions"]
+
+
+def _checkpoint(submission_id: str, windows: int) -> bytes:
+    """A collector state file (``RunState.to_json``) of a cut run with ``windows`` fp16 windows measured."""
+    rng = random.Random(7)
+    start = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+    fp16 = [Window.model_validate(window(i, start, 0.44, rng, 0.02)) for i in range(windows)]
+    state = RunState(
+        config={"arch": "Qwen2.5-1.5B", "stack": "eager", "batch_size": 8},
+        submission_id=submission_id,
+        started_at=start,
+        measurements={
+            Precision.FP16: MeasurementState(Precision.FP16, windows=fp16),
+            Precision.NF4: MeasurementState(Precision.NF4),
+        },
+        idle_power_w_before=124.1,
+    )
+    return json.dumps(state.to_json()).encode()
+
+
+def test_a_cut_runs_checkpoint_lands_in_runs_when_it_measured_a_window(tmp_path: Path) -> None:
+    land = _land()
+    repo = _repo(tmp_path)
+    key = make_key(tmp_path, "sitting")
+    finished_id = json.loads(_doc(1, cv=0.004))["payload"]["submission_id"]
+    first = _archive(tmp_path / "first.tgz", {
+        "state/run-aaaa.json": _checkpoint("20261129T120000Z-0000cut1", windows=1),
+        "state/run-bbbb.json": _checkpoint("20261129T120000Z-00nowin2", windows=0),  # the lease ended while loading
+        "state/run-cccc.json": b'{"state_version": 1}',
+    })  # fmt: skip
+    second = _archive(tmp_path / "second.tgz", {
+        "out/ecocompute-reference/nvidia-h200/a.json": _doc(1, cv=0.004),
+        "state/run-aaaa.json": _checkpoint("20261129T120000Z-0000cut1", windows=3),
+        "state/run-dddd.json": _checkpoint(finished_id, windows=2),  # its submission is in the archive
+    })  # fmt: skip
+    landed = land.land([first, second], key, "sitting-9", root=repo)
+    (target,) = landed.checkpoints
+    assert target.relative_to(repo).as_posix() == (
+        "runs/ecocompute-reference/checkpoints/20261129T120000Z-0000cut1.qwen2.5-1.5b-eager.partial.json"
+    )
+    saved = read_state(target)  # the later archive's copy, which has more windows
+    assert [len(m.windows) for m in saved.measurements.values()] == [3, 0]
+    (refused,) = landed.refused
+    assert refused.startswith("state/run-cccc.json: ") and "is damaged" in refused
+    again = land.land([second], key, "sitting-9", root=repo)
+    assert again.checkpoints == [] and any("already at runs/" in p for p in again.present)
+    # other windows under a committed checkpoint's name are refused, and the committed file is kept
+    other = _archive(tmp_path / "other.tgz", {"state/run-aaaa.json": _checkpoint("20261129T120000Z-0000cut1", 2)})
+    (clash,) = land.land([other], key, "sitting-9", root=repo).refused
+    assert "exists with other windows" in clash
+    assert [len(m.windows) for m in read_state(target).measurements.values()] == [3, 0]
