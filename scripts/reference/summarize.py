@@ -12,6 +12,7 @@ import functools
 import json
 import statistics
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -344,8 +345,22 @@ SWEEP_CONFIGS = (("eager", 1, SWEEP_PRECISIONS), ("eager", 8, SWEEP_PRECISIONS),
 EXTRA_CONFIGS = (("compiled-all", 1),)
 
 
-def sweep_section(paths: list[Path]) -> str:
-    """Issue 6's sweep, cell by cell: CV where measured (and where it is kept), the error where it failed."""
+def _cut_cells(checkpoints: Sequence[Path]) -> dict[tuple[str, str, int, str], list[str]]:
+    """Sweep key -> how far each unfinished run's checkpoint got with that precision (those with a window)."""
+    cut: dict[tuple[str, str, int, str], list[str]] = {}
+    for path in checkpoints:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        config = state["config"]
+        for m in state["measurements"]:
+            if m["windows"]:
+                key = (config["arch"], config["stack"], int(config["batch_size"]), m["precision"])
+                cut.setdefault(key, []).append(f"cut at {len(m['windows'])} windows (`{_short(path)}`)")
+    return cut
+
+
+def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
+    """Issue 6's sweep, cell by cell: each run's CV (and where it is kept) or error, else how far a cut run got."""
+    cut = _cut_cells(checkpoints)
     found: dict[tuple[str, str, int, str], list[str]] = {}
     for path in paths:
         sub = _load(path)
@@ -369,8 +384,10 @@ def sweep_section(paths: list[Path]) -> str:
                     cells.append("n/a")
                     continue
                 got = found.get((shape, stack, batch, precision))
-                missing += not any(not cell.startswith("error:") for cell in got or [])  # no run with windows
-                cells.append("; ".join(got) if got else "not yet measured")
+                measured = any(not cell.startswith("error:") for cell in got or [])
+                missing += not measured
+                unfinished = [] if measured else cut.get((shape, stack, batch, precision), [])
+                cells.append("; ".join((got or ["not yet measured"]) + unfinished))
             lines.append(f"| {shape} | {stack} | {batch} | " + " | ".join(cells) + " |")
         for stack, batch in EXTRA_CONFIGS:
             extra = [found.get((shape, stack, batch, p)) for p in SWEEP_PRECISIONS]
@@ -380,7 +397,9 @@ def sweep_section(paths: list[Path]) -> str:
     cells_total = len(SWEEP_SHAPES) * sum(len(p) for _, _, p in SWEEP_CONFIGS)
     lines.append("")
     lines.append(f"{cells_total - missing} of {cells_total} cells measured; a cell shows the CV of J/token of each "
-                 "run that measured it and where the run is kept, or the error of a run where it failed.")  # fmt: skip
+                 "run that measured it and where the run is kept, or the error of a run where it failed; where no "
+                 "finished run measured it, how many windows a run cut by the end of a lease got (its checkpoint, "
+                 "not counted as measured).")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -515,7 +534,7 @@ def render() -> str:
              "GPU that measured the shape lowest.",
              cards_section(finished + accepted),
              "### The sweep of issue 6, cell by cell",
-             sweep_section(finished + accepted),
+             sweep_section(finished + accepted, checkpoints),
              "### Each run"]  # fmt: skip
     parts += [submission_section(p) for p in finished + accepted]
     parts += [checkpoint_section(p) for p in checkpoints]

@@ -112,6 +112,33 @@ def test_summary_shows_a_failed_precision_instead_of_crashing(tmp_path: Path) ->
     assert "4 of 104 cells measured" in sweep  # bf16, nf4, int8 and int8-t0; not the failed fp16
 
 
+def test_the_sweep_names_how_far_a_cut_run_got_where_no_finished_run_measured_the_cell(tmp_path: Path) -> None:
+    """A checkpoint shows in the cells it had windows for, is not counted as measured, and gives way to a run."""
+    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
+    state = json.loads(CHECKPOINTS[0].read_text())
+    state["config"].update(arch="Qwen2.5-3B", stack="eager", batch_size=8)
+    for m, n in zip(state["measurements"], (3, 0, 2), strict=False):
+        m["windows"] = m["windows"][:1] * n
+    cut = tmp_path / "20261130T000000Z-0000c0de.qwen2.5-3b-eager.partial.json"
+    cut.write_text(json.dumps(state))
+    sweep = summarize.sweep_section([], [cut])
+    row = next(line for line in sweep.splitlines() if line.startswith("| Qwen2.5-3B | eager | 8 |")).split("|")
+    precisions = [m["precision"] for m in state["measurements"]]
+    cells = dict(zip(["", "shape", "stack", "batch", *summarize.SWEEP_PRECISIONS], row, strict=False))
+    assert cells[precisions[0]].strip() == "not yet measured; cut at 3 windows (`0000c0de`)"
+    assert cells[precisions[1]].strip() == "not yet measured"
+    assert "cut at 2 windows (`0000c0de`)" in cells[precisions[2]]
+    assert "0 of 104 cells measured" in sweep
+    # a finished run of the same cell replaces the note
+    finished = next(p for p in FINISHED if load_submission(p).payload.workload.architecture == "Qwen2.5-3B"
+                    and load_submission(p).payload.workload.stack.value == "eager")  # fmt: skip
+    state["config"]["batch_size"] = 1
+    cut.write_text(json.dumps(state))
+    row = next(line for line in summarize.sweep_section([finished], [cut]).splitlines()
+               if line.startswith("| Qwen2.5-3B | eager | 1 |"))  # fmt: skip
+    assert "cut at" not in row and "% (runs)" in row
+
+
 def test_cards_table_compares_one_shape_across_gpus_and_leaves_single_card_shapes_out(tmp_path: Path) -> None:
     """A copy of a compiled run on another GPU drawing 10% more energy per window shows as +10.0% on that card."""
     summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
