@@ -201,7 +201,7 @@ def _stage_checkpoints(folders: list[Path], finished: set[str], root: Path, land
                 landed.refused.append(f"{path.relative_to(folder)}: {exc}")
                 continue
             if state.submission_id in finished or not any(m.windows for m in state.measurements.values()):
-                continue  # its submission is in the archive, or the lease ended before its first window
+                continue  # the run finished (its submission is here or committed), or measured no window
             name = f"{state.submission_id}.{str(state.config['arch']).lower()}-{state.config['stack']}.partial.json"
             chosen[root / "runs" / SIGNER / "checkpoints" / name] = path
     plan = []
@@ -234,7 +234,7 @@ def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> La
         found = _submissions(folders, archives, landed)
         plan = _stage_submissions(found, key, staged_signers, root, staging, landed)
         others = _stage_others(folders, root, sitting, landed)
-        checkpoints = _stage_checkpoints(folders, set(found), root, landed)
+        checkpoints = _stage_checkpoints(folders, set(found) | set(_committed(root)), root, landed)
         # everything is checked: now write, the key line first so that every landed file verifies
         if plan and not known:
             write_bytes_atomic(signers, staged_signers.read_bytes())

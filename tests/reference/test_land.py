@@ -177,3 +177,8 @@ def test_a_cut_runs_checkpoint_lands_in_runs_when_it_measured_a_window(tmp_path:
     (clash,) = land.land([other], key, "sitting-9", root=repo).refused
     assert "exists with other windows" in clash
     assert [len(m.windows) for m in read_state(target).measurements.values()] == [3, 0]
+    # a checkpoint of a run whose submission is already committed is not landed
+    late = _archive(tmp_path / "late.tgz", {"state/run-dddd.json": _checkpoint(finished_id, windows=2)})
+    landed = land.land([late], key, "sitting-9", root=repo)
+    assert landed.checkpoints == landed.refused == []
+    assert len(list((repo / "runs" / "ecocompute-reference" / "checkpoints").iterdir())) == 1
