@@ -133,10 +133,15 @@ def _submissions(folders: list[Path], archives: list[Path], landed: Landed) -> d
 
 
 def _stage_submissions(
-    found: dict[str, tuple[_Found, Submission]], key: Path, signers: Path, root: Path, staging: Path, landed: Landed
+    found: dict[str, tuple[_Found, Submission]],
+    committed: dict[str, Path],
+    key: Path,
+    signers: Path,
+    root: Path,
+    staging: Path,
+    landed: Landed,
 ) -> list[tuple[Path, Path, list[Path]]]:
     """Sign and validate each new submission; return (staged file, target, summary list) for those that land."""
-    committed = _committed(root)
     plan = []
     for sub_id, (origin, sub) in sorted(found.items()):
         if sub_id in committed:
@@ -232,9 +237,10 @@ def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> La
         staged_signers.write_text(current if known else current.rstrip("\n") + "\n" + line, encoding="utf-8")
         folders = _unpack(archives, Path(tmp))
         found = _submissions(folders, archives, landed)
-        plan = _stage_submissions(found, key, staged_signers, root, staging, landed)
+        committed = _committed(root)
+        plan = _stage_submissions(found, committed, key, staged_signers, root, staging, landed)
         others = _stage_others(folders, root, sitting, landed)
-        checkpoints = _stage_checkpoints(folders, set(found) | set(_committed(root)), root, landed)
+        checkpoints = _stage_checkpoints(folders, set(found) | set(committed), root, landed)
         # everything is checked: now write, the key line first so that every landed file verifies
         if plan and not known:
             write_bytes_atomic(signers, staged_signers.read_bytes())

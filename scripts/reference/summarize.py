@@ -20,6 +20,7 @@ import polars as pl
 from ecocompute.analysis import change_vs_baseline, crossover
 from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, format_params
 from ecocompute.analysis.tables import jpt_frame, stack_frame, torch_compile_ran
+from ecocompute.collector.state import read_state
 from ecocompute.schema.derive import Derived, derive, integral_diff_pct, mean_std
 from ecocompute.schema.io import load_submission
 from ecocompute.schema.models import Method, Submission, Window
@@ -349,12 +350,12 @@ def _cut_cells(checkpoints: Sequence[Path]) -> dict[tuple[str, str, int, str], l
     """Sweep key -> how far each unfinished run's checkpoint got with that precision (those with a window)."""
     cut: dict[tuple[str, str, int, str], list[str]] = {}
     for path in checkpoints:
-        state = json.loads(path.read_text(encoding="utf-8"))
-        config = state["config"]
-        for m in state["measurements"]:
-            if m["windows"]:
-                key = (config["arch"], config["stack"], int(config["batch_size"]), m["precision"])
-                cut.setdefault(key, []).append(f"cut at {len(m['windows'])} windows (`{_short(path)}`)")
+        state = read_state(path)
+        config = state.config
+        for m in state.measurements.values():
+            if m.windows:
+                key = (config["arch"], config["stack"], int(config["batch_size"]), m.precision.value)
+                cut.setdefault(key, []).append(f"cut at {len(m.windows)} windows (`{_short(path)}`)")
     return cut
 
 
