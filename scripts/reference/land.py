@@ -172,14 +172,20 @@ def _stage_submissions(
 
 
 def _stage_others(folders: list[Path], root: Path, sitting: str, landed: Landed) -> list[tuple[Path, Path]]:
-    """Results and logs: a later archive's copy of a file wins (it grew); a taken name gets the sitting's."""
+    """Results and logs: a later archive's copy of a file wins (it grew); a taken name gets the sitting's.
+
+    A benchmark's results are NAME.json and its output NAME.txt; output without its .json (a benchmark cut by the
+    lease) is filed with the sitting's logs, so ``benchmarks/results/`` holds finished results only.
+    """
     chosen: dict[Path, Path] = {}
     logs = root / "runs" / SIGNER / "logs" / sitting
     for folder in folders:
         results = sorted((folder / "results").glob("*")) if (folder / "results").is_dir() else []
         worker_logs = sorted((folder / "logs").glob("*.log")) if (folder / "logs").is_dir() else []
         for path in results + worker_logs:
-            in_logs = path.parent.name == "logs" or path.name.startswith("pytest")
+            # a benchmark writes NAME.json when it finishes; a NAME.txt alone is the output of one the lease cut
+            cut = path.suffix == ".txt" and not path.with_suffix(".json").exists()
+            in_logs = path.parent.name == "logs" or path.name.startswith("pytest") or cut
             chosen[(logs if in_logs else root / "benchmarks" / "results") / path.name] = path
     plan = []
     for target, source in sorted(chosen.items()):

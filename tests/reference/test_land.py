@@ -61,6 +61,7 @@ def test_a_sitting_is_signed_and_filed_by_verdict(tmp_path: Path) -> None:
         "out/ecocompute-reference/nvidia-h200/d.json": _doc(4, cv=0.004, broken=True),
         "results/reproducibility-x.json": b"{}\n",
         "results/pytest-gpu.txt": b"5 passed\n",
+        "results/compile-bnb-y.txt": b"UserWarning: ...\n",  # its .json never came: the lease cut it
         "logs/worker-0.log": b"chain done\n",
     })  # fmt: skip
     landed = land.land([archive], key, "sitting-9", root=repo)
@@ -79,10 +80,12 @@ def test_a_sitting_is_signed_and_filed_by_verdict(tmp_path: Path) -> None:
     assert (repo / "benchmarks" / "results" / "reproducibility-x.json").is_file()
     logs = repo / "runs" / "ecocompute-reference" / "logs" / "sitting-9"
     assert (logs / "pytest-gpu.txt").is_file() and (logs / "worker-0.log").is_file()
+    assert (logs / "compile-bnb-y.txt").is_file()
+    assert not (repo / "benchmarks" / "results" / "compile-bnb-y.txt").exists()
     # landing the same archive again changes nothing and adds no second key line
     again = land.land([archive], key, "sitting-9", root=repo)
     assert again.accepted == again.spread_only == again.other == []
-    assert len(again.present) == 6  # three submissions, three results and logs
+    assert len(again.present) == 7  # three submissions, four results and logs
     assert signers.read_text().count("ecocompute-reference ") == 1
 
 
@@ -100,6 +103,7 @@ def test_conflicts_and_bad_files_are_refused_by_name_and_the_rest_lands(tmp_path
     second = _archive(tmp_path / "second.tgz", {
         "out/reproducibility/run-0-same.json": _doc(1, cv=0.005),  # the same id with other windows
         "out/ecocompute-reference/nvidia-h200/fine.json": _doc(3, cv=0.004),
+        "results/overhead.json": b"{}\n",
         "results/overhead.txt": b"this sitting's result\n",
         "logs/worker-0.log": b"chain started\nchain done\n",
     })  # fmt: skip
