@@ -12,14 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
+
 from ecocompute.analysis.change import change_frame
 from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, crossover_frame
 from ecocompute.analysis.tables import jpt_frame
 from ecocompute.publish.atomic import staged_output
-from ecocompute.publish.card import CardInputs, render_card
+from ecocompute.publish.card import BeyondGate, CardInputs, render_card
 from ecocompute.publish.figures import draw_figures
 from ecocompute.publish.hub import DEFAULT_HF_REPO
-from ecocompute.publish.inputs import Gathered, Source, gather
+from ecocompute.publish.inputs import Accepted, Gathered, Source, gather
 from ecocompute.publish.manifest import MANIFEST, manifest_text
 from ecocompute.publish.parquet import data_file, write_parquet
 from ecocompute.publish.tables import Tables, build_tables
@@ -48,6 +50,27 @@ class BuildResult:
     windows: int
     skipped_examples: int
     files: tuple[str, ...]
+    beyond_gate: int = 0
+
+
+def beyond_gate(accepted: Sequence[Accepted], runs: Sequence[Accepted], options: BuildOptions) -> BeyondGate | None:
+    """The dataset's submissions and the runs beyond the gate, pooled and analysed for the card (None: no runs)."""
+    if not runs:
+        return None
+    pooled = build_tables([*accepted, *runs])
+    ids = [item.submission.payload.submission_id for item in runs]
+    max_cv = (
+        pooled.measurements.filter(pl.col("submission_id").is_in(ids)).group_by("submission_id").agg(pl.max("cv_pct"))
+    )
+    return BeyondGate(
+        runs=len(runs),
+        folders=tuple(sorted({item.name.split("/", 1)[0] for item in runs})),
+        max_cv_pct=tuple(max_cv["cv_pct"].drop_nulls().sort().to_list()),
+        tables=pooled,
+        jpt=jpt_frame(pooled.measurements),
+        changes=change_frame(pooled.measurements),
+        crossovers=crossover_frame(pooled.measurements, pooled.windows, n_boot=options.n_boot, seed=options.seed),
+    )
 
 
 def write_dataset(folder: Path, gathered: Gathered, tables: Tables, version: str, options: BuildOptions) -> None:
@@ -64,18 +87,23 @@ def write_dataset(folder: Path, gathered: Gathered, tables: Tables, version: str
         version=version, hf_repo=options.hf_repo, tables=tables, jpt=jpt, changes=changes, crossovers=crossovers,
         figures=figures, include_examples=options.include_examples,
         skipped_examples=len(gathered.skipped_examples), n_boot=options.n_boot, seed=options.seed,
-        changelog=changelog,
+        changelog=changelog, beyond=beyond_gate(gathered.accepted, gathered.beyond_gate, options),
     )  # fmt: skip
     (folder / "README.md").write_text(render_card(card), encoding="utf-8")
-    text = manifest_text(folder, version, gathered.accepted, gathered.skipped_examples, options.include_examples)
+    text = manifest_text(folder, version, gathered, options.include_examples)
     (folder / MANIFEST).write_text(text, encoding="utf-8")
 
 
-def build(sources: Sequence[Source], out: Path, options: BuildOptions | None = None) -> BuildResult:
-    """Validate, then build the dataset folder ``out`` atomically; raise BuildRefusedError on any rejection."""
+def build(
+    sources: Sequence[Source], out: Path, options: BuildOptions | None = None, beyond: Sequence[Source] = ()
+) -> BuildResult:
+    """Validate, then build the dataset folder ``out`` atomically; raise BuildRefusedError on any rejection.
+
+    ``beyond``: folders of runs that fail only the CV gate; the card reports them apart, the tables never hold them.
+    """
     options = options or BuildOptions()
     version = resolve_version(options.version)
-    gathered = gather(sources, include_examples=options.include_examples)
+    gathered = gather(sources, include_examples=options.include_examples, beyond_gate=beyond)
     tables = build_tables(gathered.accepted)
     with staged_output(out) as staging:
         write_dataset(staging, gathered, tables, version, options)
@@ -83,4 +111,5 @@ def build(sources: Sequence[Source], out: Path, options: BuildOptions | None = N
     return BuildResult(
         out=out, version=version, submissions=tables.submissions.height, measurements=tables.measurements.height,
         windows=tables.windows.height, skipped_examples=len(gathered.skipped_examples), files=files,
+        beyond_gate=len(gathered.beyond_gate),
     )  # fmt: skip

@@ -28,6 +28,24 @@ SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"
 
 
 @dataclass(frozen=True)
+class BeyondGate:
+    """Runs beyond the gate pooled with the dataset's submissions, analysed by the functions of the card's tables.
+
+    ``runs`` is how many runs beyond the gate there are, ``folders`` the folders they came from and
+    ``max_cv_pct`` the largest CV of J/token of each; ``tables`` and the frames hold the dataset's submissions and
+    those runs together.
+    """
+
+    runs: int
+    folders: tuple[str, ...]
+    max_cv_pct: tuple[float, ...]
+    tables: Tables
+    jpt: pl.DataFrame
+    changes: pl.DataFrame
+    crossovers: pl.DataFrame
+
+
+@dataclass(frozen=True)
 class CardInputs:
     """Everything the card shows."""
 
@@ -43,6 +61,7 @@ class CardInputs:
     n_boot: int
     seed: int
     changelog: str
+    beyond: BeyondGate | None = None
 
 
 def size_category(rows: int) -> str:
@@ -125,7 +144,7 @@ def _models(jpt: pl.DataFrame) -> list[tuple[str, int, pl.DataFrame]]:
     return [(a, n, jpt.filter((pl.col("architecture") == a) & (pl.col("params_total") == n))) for a, n in models]
 
 
-def _jpt_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
+def _jpt_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame, heading: str) -> str:
     precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
     quantized = [p for p in precisions if p not in ("fp16",)]
     rows = []
@@ -136,7 +155,7 @@ def _jpt_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame
         rows.append([architecture, format_params(float(params)), *[by_precision.get(p, "") for p in precisions],
                      *change_cells])  # fmt: skip
     header = ["model", "params", *[f"{p} J/token" for p in precisions], *[f"{p} change" for p in quantized]]
-    return f"### {group_title(key)}\n\n{_markdown_table(header, rows)}"
+    return f"{heading} {group_title(key)}\n\n{_markdown_table(header, rows)}"
 
 
 def _cell_split(row: dict[str, Any]) -> str:
@@ -145,14 +164,14 @@ def _cell_split(row: dict[str, Any]) -> str:
     return f"{row['dynamic_j_per_token']:.4f} ({row['static_share_pct']:.0f}% static)"
 
 
-def _split_group(key: tuple[object, ...], jpt: pl.DataFrame) -> str:
+def _split_group(key: tuple[object, ...], jpt: pl.DataFrame, heading: str) -> str:
     precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
     rows = []
     for architecture, params, cells in _models(jpt):
         by_precision = {r["precision"]: _cell_split(r) for r in cells.iter_rows(named=True)}
         rows.append([architecture, format_params(float(params)), *[by_precision.get(p, "") for p in precisions]])
     header = ["model", "params", *[f"{p} dynamic J/token (static share)" for p in precisions]]
-    return f"### {group_title(key)}\n\n{_markdown_table(header, rows)}"
+    return f"{heading} {group_title(key)}\n\n{_markdown_table(header, rows)}"
 
 
 def _per_group(jpt: pl.DataFrame, render: Callable[[tuple[object, ...], pl.DataFrame], str]) -> str:
@@ -163,18 +182,19 @@ def _per_group(jpt: pl.DataFrame, render: Callable[[tuple[object, ...], pl.DataF
     return "\n\n".join(render(key, jpt.filter(matching(FIGURE_KEYS, key))) for key in keys)
 
 
-def jpt_sections(jpt: pl.DataFrame, changes: pl.DataFrame) -> str:
+def jpt_sections(jpt: pl.DataFrame, changes: pl.DataFrame, heading: str = "###") -> str:
     """One markdown table per GPU x stack x batch x workload length x weights: J/token and change per precision."""
 
     def group(key: tuple[object, ...], rows: pl.DataFrame) -> str:
-        return _jpt_group(key, rows, changes.filter(matching(FIGURE_KEYS, key)) if changes.height else changes)
+        in_group = changes.filter(matching(FIGURE_KEYS, key)) if changes.height else changes
+        return _jpt_group(key, rows, in_group, heading)
 
     return _per_group(jpt, group)
 
 
-def split_sections(jpt: pl.DataFrame) -> str:
+def split_sections(jpt: pl.DataFrame, heading: str = "###") -> str:
     """One markdown table per group: each precision's dynamic J/token and the static share of its J/token."""
-    return _per_group(jpt, _split_group)
+    return _per_group(jpt, lambda key, rows: _split_group(key, rows, heading))
 
 
 def crossover_section(crossovers: pl.DataFrame, n_boot: int, seed: int) -> str:
@@ -223,7 +243,7 @@ def stack_section(jpt: pl.DataFrame) -> str:
     return f"{note}\n\n{_markdown_table(header, rows)}"
 
 
-def sensor_section(windows: pl.DataFrame) -> str:
+def sensor_section(windows: pl.DataFrame, scope: str = "this version") -> str:
     """How far NVML's energy counter and the 10 Hz power integral were apart, over the measured windows."""
     measured = windows.filter(~pl.col("warmup"))
     if measured.height == 0:
@@ -232,11 +252,48 @@ def sensor_section(windows: pl.DataFrame) -> str:
     worst = measured.sort(order, descending=[True, False, False, False]).row(0, named=True)
     return (
         f"NVML's energy counter and the 10 Hz integral of its power readings agree within "
-        f"{worst['integral_diff_pct']:.2f}% in every one of the {measured.height} measured windows of this version "
+        f"{worst['integral_diff_pct']:.2f}% in every one of the {measured.height} measured windows of {scope} "
         f"(the validator rejects a submission with a window above 5%; `integral_diff_pct` in the `windows` table, "
         f"warm-ups included). The largest gap is in submission `{worst['submission_id']}`, {worst['precision']}, "
         f"measured window {worst['window_index']}."
     )
+
+
+def beyond_gate_section(beyond: BeyondGate | None, submissions: int, n_boot: int, seed: int) -> str:
+    """What the runs beyond the gate show, pooled with this version's submissions, or why there is nothing here."""
+    if beyond is None or beyond.runs == 0:
+        return (
+            "This version was built from accepted submissions alone (`ecocompute publish build` without "
+            "`--beyond-gate`), so every figure on this card rests on measurements that pass the CV gate."
+        )
+    low, high = min(beyond.max_cv_pct), max(beyond.max_cv_pct)
+    intro = (
+        f"**Not rows of this dataset.** {beyond.runs} signed run{'s were' if beyond.runs > 1 else ' was'} rejected by "
+        f"the validator for {'their' if beyond.runs > 1 else 'its'} spread alone: the CV of J/token between windows "
+        f"is {low:.2f}-{high:.2f}% in each run's most spread measurement, "
+        "against the gate's 2% (E-CV), and every other check passes (signature, recomputation, counter against power "
+        "integral). They are kept with every window outside the dataset, in the ecocompute repository "
+        f"({', '.join(f'`{name}/`' for name in beyond.folders)}), and `MANIFEST.json` lists each one with the "
+        "SHA-256 of its file (`beyond_gate`). Pooled with the "
+        f"{submissions} submissions of this version they give the tables below, made by the same functions as the "
+        "tables above, so they reach configurations (stacks, batch sizes, precisions, sizes) the gated rows do not "
+        "cover yet; their confidence intervals carry the wider spread. Where a figure here and one above differ, "
+        "the one above is the dataset's."
+    )
+    parts = [
+        intro,
+        f"### Crossover, submissions and runs beyond the gate\n\n{crossover_section(beyond.crossovers, n_boot, seed)}",
+        "### Energy per token and change against FP16, submissions and runs beyond the gate\n\n"
+        "Every size and precision measured, the two INT8 settings included: `int8` is bitsandbytes LLM.int8() with "
+        "its default outlier threshold 6.0, `int8-t0` with threshold 0.0.\n\n"
+        f"{jpt_sections(beyond.jpt, beyond.changes, heading='####')}",
+        f"### Static and dynamic energy, submissions and runs beyond the gate\n\n"
+        f"{split_sections(beyond.jpt, heading='####')}",
+        f"### Stack against precision, submissions and runs beyond the gate\n\n{stack_section(beyond.jpt)}",
+        "### The sensor, submissions and runs beyond the gate\n\n"
+        + sensor_section(beyond.tables.windows, scope="this version and the runs beyond the gate"),
+    ]
+    return "\n\n".join(parts)
 
 
 def figures_section(figures: Sequence[FigureRef]) -> str:
@@ -271,6 +328,7 @@ def render_card(inputs: CardInputs) -> str:
         stack_table=stack_section(inputs.jpt),
         split_tables=split_sections(inputs.jpt),
         sensor=sensor_section(inputs.tables.windows),
+        beyond_gate=beyond_gate_section(inputs.beyond, inputs.tables.submissions.height, inputs.n_boot, inputs.seed),
         figures=figures_section(inputs.figures),
         columns=columns_section(),
         changelog=changelog.replace("## ", "### "),

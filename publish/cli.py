@@ -34,24 +34,33 @@ def build_command(
         None, "--version", help="Dataset version X.Y.Z; default: the newest in the dataset changelog."
     ),
     hf_repo: str = typer.Option(DEFAULT_HF_REPO, "--hf-repo", help="Dataset id the card's examples load."),
+    beyond_gate: list[Path] = typer.Option(
+        [],
+        "--beyond-gate",
+        help="Folder of signed runs rejected for their spread (E-CV) alone, e.g. runs (repeat for several): the "
+        "card's 'Beyond the gate' section pools them with the submissions; they never become rows. Signatures are "
+        "checked against --allowed-signers, else the first submissions folder's allowed_signers.",
+    ),
 ) -> None:
     """Validate every submission, refuse on any rejection, and write the dataset folder.
 
     Writes data/{windows,measurements,submissions}/*.parquet, figures/, README.md (the dataset card),
     CHANGELOG.md and MANIFEST.json. The same submissions give byte-identical files.
 
-    Example: ecocompute publish build --submissions submissions --out out
+    Example: ecocompute publish build --submissions submissions --beyond-gate runs --out out
     """
     from ecocompute.publish.build import BuildOptions, build
     from ecocompute.publish.inputs import Source
 
     sources = [Source.at(root, allowed_signers) for root in submissions]
+    beyond = [Source.at(root, allowed_signers or submissions[0] / "allowed_signers") for root in beyond_gate]
     options = BuildOptions(version=version, include_examples=include_examples, hf_repo=hf_repo)
-    result = build(sources, out_dir, options)
+    result = build(sources, out_dir, options, beyond)
     skipped = f", {result.skipped_examples} example(s) left out" if result.skipped_examples else ""
+    runs = f"; {result.beyond_gate} runs beyond the gate in the card" if result.beyond_gate else ""
     out.print(
         f"[green]built[/] {result.out} (version {result.version}): {result.submissions} submissions, "
-        f"{result.measurements} measurements, {result.windows} windows{skipped}; {len(result.files)} files"
+        f"{result.measurements} measurements, {result.windows} windows{skipped}{runs}; {len(result.files)} files"
     )
 
 
@@ -96,6 +105,9 @@ def demo_command(
     examples: Path = typer.Option(
         Path("tests/publish/data/examples"), "--examples", help="Folder of example submissions."
     ),
+    runs: Path = typer.Option(
+        Path("runs"), "--beyond-gate", help="Runs rejected for their spread alone, for the card (when it exists)."
+    ),
 ) -> None:
     """Build from submissions/ plus the example set, load it with datasets.load_dataset, print the tables.
 
@@ -103,7 +115,7 @@ def demo_command(
     """
     from ecocompute.publish.demo import main
 
-    main(out_dir, submissions, examples)
+    main(out_dir, submissions, examples, runs)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ from ecocompute.schema.errors import UsageError
 
 SUBMISSIONS = Path("submissions")
 EXAMPLES = Path("tests/publish/data/examples")
+RUNS = Path("runs")
 
 
 def load_like_a_researcher(folder: Path, config: str, cache_dir: Path) -> pl.DataFrame:
@@ -47,13 +48,25 @@ def demo_sources(submissions: Path, examples: Path) -> list[Source]:
     return [*sources, Source.at(examples)]
 
 
-def main(out_dir: Path, submissions: Path = SUBMISSIONS, examples: Path = EXAMPLES) -> BuildResult:
-    """Build into ``out_dir`` (examples included), load it with ``datasets`` and print both tables."""
-    result = build(demo_sources(submissions, examples), out_dir, BuildOptions(include_examples=True))
+def main(out_dir: Path, submissions: Path = SUBMISSIONS, examples: Path = EXAMPLES, runs: Path = RUNS) -> BuildResult:
+    """Build into ``out_dir`` (examples included), load it with ``datasets`` and print both tables.
+
+    ``runs``, when it exists, goes in as runs beyond the gate, checked against the submissions' allowed_signers.
+    """
+    signers = submissions / "allowed_signers"
+    beyond = [Source.at(runs, signers)] if runs.is_dir() and signers.is_file() else []
+    if runs.is_dir() and not beyond:
+        out.print(f"{runs}/ left out of the card: its signatures are checked against {signers}, which does not exist")
+    result = build(demo_sources(submissions, examples), out_dir, BuildOptions(include_examples=True), beyond)
     out.print(
         f"built {out_dir}: {result.submissions} submissions, {result.measurements} measurements, "
         f"{result.windows} windows (version {result.version}, EXAMPLES INCLUDED)"
     )
+    if result.beyond_gate:
+        out.print(
+            f"{result.beyond_gate} runs beyond the gate ({runs}/: rejected for their spread alone) are pooled with "
+            f"the submissions in the card's 'Beyond the gate' section ({out_dir / 'README.md'}), not in the tables"
+        )
     out.print(f'loading it back: datasets.load_dataset("{out_dir}", "measurements", split="train")')
     with tempfile.TemporaryDirectory(prefix="ecocompute-demo-cache-") as cache:
         measurements = load_like_a_researcher(out_dir, "measurements", Path(cache))

@@ -2,6 +2,10 @@
 
 The publisher validates first (:func:`ecocompute.validate.core.validate_files`) and refuses to build when
 any file is rejected. Submissions marked ``example: true`` are left out unless examples are asked for.
+
+A build may also be given folders of runs *beyond the gate* (:func:`_gather_beyond_gate`, e.g. the repository's
+``runs/``): signed submissions the validator rejects for their spread between windows (E-CV) and for nothing else.
+They never become rows of the dataset; the card reports what they show in a section of its own.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from ecocompute.schema.models import Submission
 from ecocompute.validate.core import FileResult, discover, validate_files
 
 MAX_LISTED = 10
+CHECKPOINT_SUFFIX = ".partial.json"
 
 
 class BuildRefusedError(EcocomputeError):
@@ -49,6 +54,7 @@ class Gathered:
 
     accepted: tuple[Accepted, ...]
     skipped_examples: tuple[str, ...]
+    beyond_gate: tuple[Accepted, ...] = ()
 
 
 def _name(source: Source, path: Path) -> str:
@@ -70,10 +76,13 @@ def _refusal(rejected: list[tuple[str, FileResult]], total: int) -> BuildRefused
     )
 
 
-def _validate(source: Source) -> list[tuple[str, FileResult]]:
+def _validate(source: Source, *, beyond_gate: bool = False) -> list[tuple[str, FileResult]]:
     if not source.root.is_dir():
-        raise UsageError(f"submissions folder {source.root} does not exist: pass --submissions DIR")
+        what, option = ("runs folder", "--beyond-gate") if beyond_gate else ("submissions folder", "--submissions")
+        raise UsageError(f"{what} {source.root} does not exist: pass {option} DIR")
     paths = discover(source.root)
+    if beyond_gate:  # a collector checkpoint of an unfinished run (runs/*/checkpoints/) is not a run
+        paths = [p for p in paths if not p.name.endswith(CHECKPOINT_SUFFIX)]
     if not paths:
         return []
     if not source.allowed_signers.is_file():
@@ -83,6 +92,7 @@ def _validate(source: Source) -> list[tuple[str, FileResult]]:
 
 
 def _check_unique_ids(accepted: Sequence[Accepted]) -> None:
+    """Refuse a build where one submission id is in two files (of the dataset or beyond the gate)."""
     seen: dict[str, str] = {}
     for item in accepted:
         sub_id = item.submission.payload.submission_id
@@ -91,8 +101,13 @@ def _check_unique_ids(accepted: Sequence[Accepted]) -> None:
         seen[sub_id] = item.name
 
 
-def gather(sources: Sequence[Source], *, include_examples: bool = False) -> Gathered:
-    """Validate every submission of every source; refuse on any rejection; return the accepted ones."""
+def gather(
+    sources: Sequence[Source], *, include_examples: bool = False, beyond_gate: Sequence[Source] = ()
+) -> Gathered:
+    """Validate every submission of every source; refuse on any rejection; return the accepted ones.
+
+    ``beyond_gate``: folders of runs that fail only the CV gate (:func:`_gather_beyond_gate`), returned apart.
+    """
     results = [pair for source in sources for pair in _validate(source)]
     rejected = [(name, r) for name, r in results if not r.accepted]
     if rejected:
@@ -105,5 +120,41 @@ def gather(sources: Sequence[Source], *, include_examples: bool = False) -> Gath
             skipped.append(name)
             continue
         accepted.append(Accepted(name, result.submission, result.content_sha256))
-    _check_unique_ids(accepted)
-    return Gathered(tuple(accepted), tuple(skipped))
+    beyond = _gather_beyond_gate(beyond_gate)
+    _check_unique_ids([*accepted, *beyond])
+    return Gathered(tuple(accepted), tuple(skipped), beyond)
+
+
+def _gather_beyond_gate(sources: Sequence[Source]) -> tuple[Accepted, ...]:
+    """Validate runs beyond the gate: each must fail the CV gate (E-CV) and nothing else; refuse on any other.
+
+    Checkpoints of unfinished runs (``*.partial.json``) in those folders are left out: they are not runs.
+
+    A run that passes the gate belongs in the submissions folder; one with any other error (a bad signature, a
+    window whose counter and power integral disagree) is not evidence the card can show.
+    """
+    results = [pair for source in sources for pair in _validate(source, beyond_gate=True)]
+    refused, taken = [], []
+    for name, result in sorted(results, key=lambda pair: pair[0]):
+        codes = {f.code for f in result.errors}
+        if codes == {"E-CV"} and result.submission is not None and result.content_sha256 is not None:
+            if result.submission.payload.example:
+                refused.append(f"{name}: is marked example: true; runs beyond the gate must be measurements")
+                continue
+            taken.append(Accepted(name, result.submission, result.content_sha256))
+        elif not codes:
+            refused.append(f"{name}: passes the CV gate, so it belongs in a submissions folder, not beyond the gate")
+        else:
+            first = next(f for f in result.errors if f.code != "E-CV")
+            refused.append(f"{name}: {first.code} {first.message}")
+    if refused:
+        shown = refused[:MAX_LISTED]
+        if len(refused) > MAX_LISTED:
+            shown.append(f"... and {len(refused) - MAX_LISTED} more files")
+        raise BuildRefusedError(
+            f"{len(refused)} of {len(results)} runs beyond the gate are not rejected for their spread (E-CV) alone, "
+            f"so nothing was built: "
+            + "; ".join(shown)
+            + ". Run `ecocompute validate` on them, then move or remove them, and build again."
+        )
+    return tuple(taken)

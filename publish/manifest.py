@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ecocompute.publish.inputs import Accepted
+from ecocompute.publish.inputs import Accepted, Gathered
 from ecocompute.schema.models import SCHEMA_VERSION
 
 MANIFEST = "MANIFEST.json"
@@ -53,11 +52,13 @@ def file_entries(folder: Path) -> list[dict[str, Any]]:
     ]
 
 
-def manifest_text(
-    folder: Path, version: str, accepted: Sequence[Accepted], skipped_examples: Sequence[str], include_examples: bool
-) -> str:
-    """The manifest of a finished build folder (no timestamps, so equal inputs give equal bytes)."""
-    submissions = [submission_entry(item) for item in accepted]
+def manifest_text(folder: Path, version: str, gathered: Gathered, include_examples: bool) -> str:
+    """The manifest of a finished build folder (no timestamps, so equal inputs give equal bytes).
+
+    ``beyond_gate`` lists the runs the card's "Beyond the gate" section pools with the submissions (not in the
+    tables); ``counts`` counts the dataset's submissions only.
+    """
+    submissions = [submission_entry(item) for item in gathered.accepted]
     document = {
         "dataset": "ecocompute",
         "version": version,
@@ -70,7 +71,8 @@ def manifest_text(
             "warmup_windows": sum(s["warmup_windows"] for s in submissions),
         },
         "submissions": submissions,
-        "skipped_examples": list(skipped_examples),
+        "skipped_examples": list(gathered.skipped_examples),
+        "beyond_gate": [submission_entry(item) for item in gathered.beyond_gate],
         "files": file_entries(folder),
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -212,14 +212,15 @@ def _tables(paths: tuple[Path, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
 def crossover_section(paths: list[Path]) -> str:
     """The crossover of each quantized precision per stack and batch, over every committed run.
 
-    The dataset's own ``crossover`` (log-linear, bootstrap of windows); the card sees only ``submissions/``, this
-    sees ``runs/`` too.
+    The dataset's own ``crossover`` (log-linear, bootstrap of windows) on ``submissions/`` and ``runs/`` together,
+    as the card's section "Beyond the gate" pools them (its "Crossover" table has ``submissions/`` alone).
     """
     result = crossover(*_tables(tuple(paths)), precision=["nf4", "int8", "int8-t0"])
     lines = [f"The dataset's `crossover` (log-linear in log10(params) between the sizes that bracket the sign change; "
              f"95% CI from {DEFAULT_N_BOOT} bootstrap resamples of the windows, seed {DEFAULT_SEED}) on the runs in "
-             "`submissions/` and `runs/` together, so on measurements that fail the CV gate as well; the dataset card "
-             "shows the same analysis on `submissions/` alone. Each change is against the same run's baseline.\n",
+             "`submissions/` and `runs/` together, so on measurements that fail the CV gate as well, as the dataset "
+             "card's section \"Beyond the gate\" pools them; its table \"Crossover\" has `submissions/` alone. Each "
+             "change is against the same run's baseline.\n",
              "| stack | batch | precision | baseline | sizes | runs | crossover | 95% CI | resamples crossing "
              "| result |",
              "|---|---:|---|---|---|---:|---:|---|---:|---|"]  # fmt: skip
