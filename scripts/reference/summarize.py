@@ -37,6 +37,7 @@ ACCEPTED = ROOT / "submissions" / "ecocompute-reference"
 BEGIN, END = "<!-- BEGIN reference-runs (scripts/reference/summarize.py) -->", "<!-- END reference-runs -->"
 # every section reads the same committed files: each is parsed and validated once (a Submission is frozen)
 _load = functools.cache(load_submission)
+_state = functools.cache(read_state)  # a checkpoint, read once for every section that shows it
 HEADER = (
     "| precision | windows | J/token | 95% CI | CV % | dynamic CV % | tokens/s | GPU util % | static % "
     "| counter vs integral, max % | change vs baseline (95% CI) |\n"
@@ -351,7 +352,7 @@ def _cut_cells(checkpoints: Sequence[Path]) -> dict[tuple[str, str, int, str], l
     """Sweep key -> how far each unfinished run's checkpoint got with that precision (those with a window)."""
     cut: dict[tuple[str, str, int, str], list[str]] = {}
     for path in checkpoints:
-        state = read_state(path)
+        state = _state(path)
         config = state.config
         for m in state.measurements.values():
             if m.windows:
@@ -407,8 +408,10 @@ def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
 
 def checkpoint_section(path: Path) -> str:
     """A table for one unfinished run's checkpoint (idle power after was never measured: before only)."""
-    state = json.loads(path.read_text(encoding="utf-8"))
-    config, idle_w = state["config"], float(state["idle_power_w_before"])
+    state = _state(path)
+    config, idle_w = state.config, state.idle_power_w_before
+    if idle_w is None:  # the collector measures idle power before any window; land.py lands only measured ones
+        raise SystemExit(f"{path}: a checkpoint without idle power before its windows cannot be summarised")
     lines = [
         f"#### {config['arch']} · {config['stack']} · batch {config['batch_size']} · unfinished · `{_shown(path)}`",
         "",
@@ -417,11 +420,7 @@ def checkpoint_section(path: Path) -> str:
         "",
         HEADER,
     ]
-    rows = []
-    for m in state["measurements"]:
-        windows = [Window.model_validate(w) for w in m["windows"]]
-        if windows:
-            rows.append((m["precision"], windows))
+    rows = [(m.precision.value, m.windows) for m in state.measurements.values() if m.windows]
     base = next((w for p, w in rows if p == "fp16"), None)
     for precision, windows in rows:
         change = "baseline"
@@ -434,10 +433,7 @@ def checkpoint_section(path: Path) -> str:
 
 def checkpoint_windows(path: Path) -> list[tuple[str, Window]]:
     """The windows of one unfinished run's checkpoint, warm-ups included, each named by its precision."""
-    found = []
-    for m in json.loads(path.read_text(encoding="utf-8"))["measurements"]:
-        found += [(m["precision"], Window.model_validate(w)) for w in (*m.get("warmup", []), *m["windows"])]
-    return found
+    return [(m.precision.value, w) for m in _state(path).measurements.values() for w in (*m.warmup, *m.windows)]
 
 
 def sensor_section(paths: list[Path], checkpoints: list[Path]) -> str:
