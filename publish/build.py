@@ -58,14 +58,16 @@ def beyond_gate(accepted: Sequence[Accepted], runs: Sequence[Accepted], options:
     if not runs:
         return None
     pooled = build_tables([*accepted, *runs])
-    ids = [item.submission.payload.submission_id for item in runs]
-    max_cv = (
-        pooled.measurements.filter(pl.col("submission_id").is_in(ids)).group_by("submission_id").agg(pl.max("cv_pct"))
-    )
+    ids = frozenset(item.submission.payload.submission_id for item in runs)
+    worst = (
+        pooled.measurements.filter(pl.col("submission_id").is_in(list(ids)))
+        .group_by("submission_id")
+        .agg(pl.max("cv_pct"))["cv_pct"]
+    )  # E-CV means a measured CV above the gate in every run
     return BeyondGate(
-        runs=len(runs),
+        ids=ids,
         folders=tuple(sorted({item.name.split("/", 1)[0] for item in runs})),
-        max_cv_pct=tuple(max_cv["cv_pct"].drop_nulls().sort().to_list()),
+        cv_range_pct=(float(worst.min()), float(worst.max())),  # type: ignore[arg-type]
         tables=pooled,
         jpt=jpt_frame(pooled.measurements),
         changes=change_frame(pooled.measurements),

@@ -31,14 +31,14 @@ SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"
 class BeyondGate:
     """Runs beyond the gate pooled with the dataset's submissions, analysed by the functions of the card's tables.
 
-    ``runs`` is how many runs beyond the gate there are, ``folders`` the folders they came from and
-    ``max_cv_pct`` the largest CV of J/token of each; ``tables`` and the frames hold the dataset's submissions and
+    ``ids`` are the runs' submission ids, ``folders`` the folders they came from and ``cv_range_pct`` the lowest
+    and highest of each run's largest CV of J/token; ``tables`` and the frames hold the dataset's submissions and
     those runs together.
     """
 
-    runs: int
+    ids: frozenset[str]
     folders: tuple[str, ...]
-    max_cv_pct: tuple[float, ...]
+    cv_range_pct: tuple[float, float]
     tables: Tables
     jpt: pl.DataFrame
     changes: pl.DataFrame
@@ -243,42 +243,49 @@ def stack_section(jpt: pl.DataFrame) -> str:
     return f"{note}\n\n{_markdown_table(header, rows)}"
 
 
-def sensor_section(windows: pl.DataFrame, scope: str = "this version") -> str:
-    """How far NVML's energy counter and the 10 Hz power integral were apart, over the measured windows."""
+def sensor_section(windows: pl.DataFrame, beyond_ids: frozenset[str] = frozenset()) -> str:
+    """How far NVML's energy counter and the 10 Hz power integral were apart, over the measured windows.
+
+    ``beyond_ids``: runs beyond the gate pooled into ``windows``; the text then says which kind of run the largest
+    gap is in, since those runs are not rows of the ``windows`` table.
+    """
     measured = windows.filter(~pl.col("warmup"))
     if measured.height == 0:
         return "No measured windows yet."
     order = ["integral_diff_pct", "submission_id", "precision", "window_index"]
     worst = measured.sort(order, descending=[True, False, False, False]).row(0, named=True)
+    scope = "this version and the runs beyond the gate" if beyond_ids else "this version"
+    kind = "run beyond the gate" if worst["submission_id"] in beyond_ids else "submission"
     return (
         f"NVML's energy counter and the 10 Hz integral of its power readings agree within "
         f"{worst['integral_diff_pct']:.2f}% in every one of the {measured.height} measured windows of {scope} "
         f"(the validator rejects a submission with a window above 5%; `integral_diff_pct` in the `windows` table, "
-        f"warm-ups included). The largest gap is in submission `{worst['submission_id']}`, {worst['precision']}, "
+        f"warm-ups included). The largest gap is in {kind} `{worst['submission_id']}`, {worst['precision']}, "
         f"measured window {worst['window_index']}."
     )
 
 
 def beyond_gate_section(beyond: BeyondGate | None, submissions: int, n_boot: int, seed: int) -> str:
-    """What the runs beyond the gate show, pooled with this version's submissions, or why there is nothing here."""
-    if beyond is None or beyond.runs == 0:
+    """What the runs beyond the gate show, pooled with this version's submissions, or that there are none."""
+    if beyond is None:
         return (
-            "This version was built from accepted submissions alone (`ecocompute publish build` without "
-            "`--beyond-gate`), so every figure on this card rests on measurements that pass the CV gate."
+            "This build was given no runs beyond the gate (`ecocompute publish build --beyond-gate DIR`), so every "
+            "figure on this card rests on measurements that pass the CV gate."
         )
-    low, high = min(beyond.max_cv_pct), max(beyond.max_cv_pct)
+    n = len(beyond.ids)
+    low, high = beyond.cv_range_pct
+    cv = f"{low:.2f}%" if low == high else f"{low:.2f}-{high:.2f}% in each run's most spread measurement"
+    pooled = f"the {submissions} submissions of this version" if submissions else "this version's submissions (none)"
     intro = (
-        f"**Not rows of this dataset.** {beyond.runs} signed run{'s were' if beyond.runs > 1 else ' was'} rejected by "
-        f"the validator for {'their' if beyond.runs > 1 else 'its'} spread alone: the CV of J/token between windows "
-        f"is {low:.2f}-{high:.2f}% in each run's most spread measurement, "
-        "against the gate's 2% (E-CV), and every other check passes (signature, recomputation, counter against power "
-        "integral). They are kept with every window outside the dataset, in the ecocompute repository "
-        f"({', '.join(f'`{name}/`' for name in beyond.folders)}), and `MANIFEST.json` lists each one with the "
-        "SHA-256 of its file (`beyond_gate`). Pooled with the "
-        f"{submissions} submissions of this version they give the tables below, made by the same functions as the "
-        "tables above, so they reach configurations (stacks, batch sizes, precisions, sizes) the gated rows do not "
-        "cover yet; their confidence intervals carry the wider spread. Where a figure here and one above differ, "
-        "the one above is the dataset's."
+        f"**Not rows of this dataset.** {n} signed run{'s were' if n > 1 else ' was'} rejected by the validator for "
+        f"{'their' if n > 1 else 'its'} spread alone: the CV of J/token between windows is {cv}, against the gate's "
+        "2% (E-CV), and every other check passes (signature, recomputation, counter against power integral). They "
+        f"are kept with every window in the ecocompute repository ({', '.join(f'`{f}/`' for f in beyond.folders)}), "
+        "outside the dataset; `MANIFEST.json` lists each file with its SHA-256 (`beyond_gate`), so the tables below "
+        f"can be recomputed from exactly those bytes. Pooled with {pooled}, they give the tables below, made by the "
+        "same functions as the tables above, so they reach configurations (stacks, batch sizes, precisions, sizes) "
+        "the gated rows do not cover yet; their confidence intervals carry the wider spread. Where a figure here and "
+        "one above differ, the one above is the dataset's."
     )
     parts = [
         intro,
@@ -290,8 +297,7 @@ def beyond_gate_section(beyond: BeyondGate | None, submissions: int, n_boot: int
         f"### Static and dynamic energy, submissions and runs beyond the gate\n\n"
         f"{split_sections(beyond.jpt, heading='####')}",
         f"### Stack against precision, submissions and runs beyond the gate\n\n{stack_section(beyond.jpt)}",
-        "### The sensor, submissions and runs beyond the gate\n\n"
-        + sensor_section(beyond.tables.windows, scope="this version and the runs beyond the gate"),
+        f"### The sensor, submissions and runs beyond the gate\n\n{sensor_section(beyond.tables.windows, beyond.ids)}",
     ]
     return "\n\n".join(parts)
 

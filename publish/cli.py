@@ -57,7 +57,7 @@ def build_command(
     options = BuildOptions(version=version, include_examples=include_examples, hf_repo=hf_repo)
     result = build(sources, out_dir, options, beyond)
     skipped = f", {result.skipped_examples} example(s) left out" if result.skipped_examples else ""
-    runs = f"; {result.beyond_gate} runs beyond the gate in the card" if result.beyond_gate else ""
+    runs = f"; {result.beyond_gate} run(s) beyond the gate in the card" if result.beyond_gate else ""
     out.print(
         f"[green]built[/] {result.out} (version {result.version}): {result.submissions} submissions, "
         f"{result.measurements} measurements, {result.windows} windows{skipped}{runs}; {len(result.files)} files"
@@ -108,6 +108,7 @@ def demo_command(
     runs: Path = typer.Option(
         Path("runs"), "--beyond-gate", help="Runs rejected for their spread alone, for the card (when it exists)."
     ),
+    gated_only: bool = typer.Option(False, "--gated-only", help="Leave the runs beyond the gate out of the card."),
 ) -> None:
     """Build from submissions/ plus the example set, load it with datasets.load_dataset, print the tables.
 
@@ -115,7 +116,7 @@ def demo_command(
     """
     from ecocompute.publish.demo import main
 
-    main(out_dir, submissions, examples, runs)
+    main(out_dir, submissions, examples, None if gated_only else runs)
 
 
 def register(app: typer.Typer) -> None:

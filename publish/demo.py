@@ -48,14 +48,17 @@ def demo_sources(submissions: Path, examples: Path) -> list[Source]:
     return [*sources, Source.at(examples)]
 
 
-def main(out_dir: Path, submissions: Path = SUBMISSIONS, examples: Path = EXAMPLES, runs: Path = RUNS) -> BuildResult:
+def main(
+    out_dir: Path, submissions: Path = SUBMISSIONS, examples: Path = EXAMPLES, runs: Path | None = RUNS
+) -> BuildResult:
     """Build into ``out_dir`` (examples included), load it with ``datasets`` and print both tables.
 
-    ``runs``, when it exists, goes in as runs beyond the gate, checked against the submissions' allowed_signers.
+    ``runs``, when it exists, goes in as runs beyond the gate, checked against the submissions' allowed_signers
+    (None: left out).
     """
     signers = submissions / "allowed_signers"
-    beyond = [Source.at(runs, signers)] if runs.is_dir() and signers.is_file() else []
-    if runs.is_dir() and not beyond:
+    beyond = [Source.at(runs, signers)] if runs is not None and runs.is_dir() and signers.is_file() else []
+    if runs is not None and runs.is_dir() and not beyond:
         out.print(f"{runs}/ left out of the card: its signatures are checked against {signers}, which does not exist")
     result = build(demo_sources(submissions, examples), out_dir, BuildOptions(include_examples=True), beyond)
     out.print(
@@ -64,7 +67,7 @@ def main(out_dir: Path, submissions: Path = SUBMISSIONS, examples: Path = EXAMPL
     )
     if result.beyond_gate:
         out.print(
-            f"{result.beyond_gate} runs beyond the gate ({runs}/: rejected for their spread alone) are pooled with "
+            f"{result.beyond_gate} run(s) beyond the gate ({runs}/: rejected for their spread alone) pooled with "
             f"the submissions in the card's 'Beyond the gate' section ({out_dir / 'README.md'}), not in the tables"
         )
     out.print(f'loading it back: datasets.load_dataset("{out_dir}", "measurements", split="train")')

@@ -58,20 +58,25 @@ class Gathered:
 
 
 def _name(source: Source, path: Path) -> str:
-    return (Path(source.root.name) / path.relative_to(source.root)).as_posix()
+    """Folder name + path inside it (the folder resolved, so that ``.`` is named too)."""
+    return (Path(source.root.resolve().name) / path.relative_to(source.root)).as_posix()
+
+
+def _listed(lines: Sequence[str]) -> str:
+    """The first MAX_LISTED lines joined by "; ", and how many more there are."""
+    more = [f"... and {len(lines) - MAX_LISTED} more files"] if len(lines) > MAX_LISTED else []
+    return "; ".join([*lines[:MAX_LISTED], *more])
 
 
 def _refusal(rejected: list[tuple[str, FileResult]], total: int) -> BuildRefusedError:
     lines = []
-    for name, result in rejected[:MAX_LISTED]:
+    for name, result in rejected:
         first = result.errors[0]
         more = f" (+{len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
         lines.append(f"{name}: {first.code} {first.message}{more}")
-    if len(rejected) > MAX_LISTED:
-        lines.append(f"... and {len(rejected) - MAX_LISTED} more files")
     return BuildRefusedError(
         f"{len(rejected)} of {total} submissions are rejected by the validator, so nothing was built: "
-        + "; ".join(lines)
+        + _listed(lines)
         + ". Run `ecocompute validate` on them for the full report, fix or remove them, and build again."
     )
 
@@ -128,33 +133,35 @@ def gather(
 def _gather_beyond_gate(sources: Sequence[Source]) -> tuple[Accepted, ...]:
     """Validate runs beyond the gate: each must fail the CV gate (E-CV) and nothing else; refuse on any other.
 
-    Checkpoints of unfinished runs (``*.partial.json``) in those folders are left out: they are not runs.
-
-    A run that passes the gate belongs in the submissions folder; one with any other error (a bad signature, a
-    window whose counter and power integral disagree) is not evidence the card can show.
+    Checkpoints of unfinished runs (``*.partial.json``) in those folders are left out: they are not runs. A run that
+    passes the gate belongs in a submissions folder; one with any other error (a bad signature, a window whose
+    counter and power integral disagree) or marked as an example is not evidence the card can show.
     """
+    roots = [source.root.resolve() for source in sources]
+    twice = sorted({str(root) for root in roots if roots.count(root) > 1})
+    if twice:
+        raise UsageError(f"--beyond-gate {', '.join(twice)} is given more than once: give each folder once")
     results = [pair for source in sources for pair in _validate(source, beyond_gate=True)]
     refused, taken = [], []
     for name, result in sorted(results, key=lambda pair: pair[0]):
         codes = {f.code for f in result.errors}
-        if codes == {"E-CV"} and result.submission is not None and result.content_sha256 is not None:
-            if result.submission.payload.example:
-                refused.append(f"{name}: is marked example: true; runs beyond the gate must be measurements")
-                continue
-            taken.append(Accepted(name, result.submission, result.content_sha256))
-        elif not codes:
+        if not codes:
             refused.append(f"{name}: passes the CV gate, so it belongs in a submissions folder, not beyond the gate")
-        else:
+        elif codes != {"E-CV"}:
             first = next(f for f in result.errors if f.code != "E-CV")
             refused.append(f"{name}: {first.code} {first.message}")
+        elif result.submission is None or result.content_sha256 is None:  # pragma: no cover - E-CV implies both
+            refused.append(
+                f"{name}: rejected for its spread, but the validator returned no submission; please report it"
+            )
+        elif result.submission.payload.example:
+            refused.append(f"{name}: is marked example: true; runs beyond the gate must be measurements")
+        else:
+            taken.append(Accepted(name, result.submission, result.content_sha256))
     if refused:
-        shown = refused[:MAX_LISTED]
-        if len(refused) > MAX_LISTED:
-            shown.append(f"... and {len(refused) - MAX_LISTED} more files")
         raise BuildRefusedError(
-            f"{len(refused)} of {len(results)} runs beyond the gate are not rejected for their spread (E-CV) alone, "
-            f"so nothing was built: "
-            + "; ".join(shown)
-            + ". Run `ecocompute validate` on them, then move or remove them, and build again."
+            f"{len(refused)} of {len(results)} runs beyond the gate are not measurements rejected for their spread "
+            f"(E-CV) alone, so nothing was built: {_listed(refused)}. Run `ecocompute validate` on them, then move "
+            "or remove them, and build again."
         )
     return tuple(taken)
