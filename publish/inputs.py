@@ -84,7 +84,8 @@ def _refusal(rejected: list[tuple[str, FileResult]], total: int) -> BuildRefused
 def _validate(source: Source, *, beyond_gate: bool = False) -> list[tuple[str, FileResult]]:
     if not source.root.is_dir():
         what, option = ("runs folder", "--beyond-gate") if beyond_gate else ("submissions folder", "--submissions")
-        raise UsageError(f"{what} {source.root} does not exist: pass {option} DIR")
+        problem = "is not a folder" if source.root.exists() else "does not exist"
+        raise UsageError(f"{what} {source.root} {problem}: pass {option} DIR")
     paths = discover(source.root)
     if beyond_gate:  # a collector checkpoint of an unfinished run (runs/*/checkpoints/) is not a run
         paths = [p for p in paths if not p.name.endswith(CHECKPOINT_SUFFIX)]

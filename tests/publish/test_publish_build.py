@@ -203,6 +203,9 @@ def test_an_empty_submissions_folder_builds_an_empty_dataset(tmp_path: Path) -> 
 def test_missing_folder_and_missing_signers_are_usage_errors(tmp_path: Path, make_tree: TreeMaker) -> None:
     with pytest.raises(UsageError, match="does not exist: pass --submissions"):
         build([Source.at(tmp_path / "nope")], tmp_path / "out")
+    (tmp_path / "a-file.json").write_text("{}\n")
+    with pytest.raises(UsageError, match="is not a folder: pass --submissions"):
+        build([Source.at(tmp_path / "a-file.json")], tmp_path / "out")
     root = make_tree(SMALL[:1])
     (root / "allowed_signers").unlink()
     with pytest.raises(UsageError, match="pass --allowed-signers"):
