@@ -144,16 +144,22 @@ def _models(jpt: pl.DataFrame) -> list[tuple[str, int, pl.DataFrame]]:
     return [(a, n, jpt.filter((pl.col("architecture") == a) & (pl.col("params_total") == n))) for a, n in models]
 
 
-def _jpt_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame, heading: str) -> str:
+def _model_rows(jpt: pl.DataFrame, cell: Callable[[dict[str, Any]], str]) -> tuple[list[str], list[list[str]]]:
+    """The precisions of one group, in order, and per model (smallest first) its name, size and ``cell`` of each."""
     precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
-    quantized = [p for p in precisions if p not in ("fp16",)]
     rows = []
     for architecture, params, cells in _models(jpt):
-        by_precision = {r["precision"]: _cell_jpt(r) for r in cells.iter_rows(named=True)}
+        by_precision = {r["precision"]: cell(r) for r in cells.iter_rows(named=True)}
+        rows.append([architecture, format_params(float(params)), *[by_precision.get(p, "") for p in precisions]])
+    return precisions, rows
+
+
+def _jpt_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame, heading: str) -> str:
+    precisions, rows = _model_rows(jpt, _cell_jpt)
+    quantized = [p for p in precisions if p not in ("fp16",)]
+    for row, (architecture, params, _) in zip(rows, _models(jpt), strict=True):
         model_changes = changes.filter((pl.col("architecture") == architecture) & (pl.col("params_total") == params))
-        change_cells = [_cell_change(model_changes.filter(pl.col("precision") == p)) for p in quantized]
-        rows.append([architecture, format_params(float(params)), *[by_precision.get(p, "") for p in precisions],
-                     *change_cells])  # fmt: skip
+        row += [_cell_change(model_changes.filter(pl.col("precision") == p)) for p in quantized]
     header = ["model", "params", *[f"{p} J/token" for p in precisions], *[f"{p} change" for p in quantized]]
     return f"{heading} {group_title(key)}\n\n{_markdown_table(header, rows)}"
 
@@ -165,11 +171,7 @@ def _cell_split(row: dict[str, Any]) -> str:
 
 
 def _split_group(key: tuple[object, ...], jpt: pl.DataFrame, heading: str) -> str:
-    precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
-    rows = []
-    for architecture, params, cells in _models(jpt):
-        by_precision = {r["precision"]: _cell_split(r) for r in cells.iter_rows(named=True)}
-        rows.append([architecture, format_params(float(params)), *[by_precision.get(p, "") for p in precisions]])
+    precisions, rows = _model_rows(jpt, _cell_split)
     header = ["model", "params", *[f"{p} dynamic J/token (static share)" for p in precisions]]
     return f"{heading} {group_title(key)}\n\n{_markdown_table(header, rows)}"
 
