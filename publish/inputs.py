@@ -58,8 +58,8 @@ class Gathered:
 
 
 def _name(source: Source, path: Path) -> str:
-    """Folder name + path inside it (the folder resolved, so that ``.`` is named too)."""
-    return (Path(source.root.resolve().name) / path.relative_to(source.root)).as_posix()
+    """Folder name + path inside it (``.`` is named by the folder it stands for)."""
+    return (Path(source.root.name or source.root.resolve().name) / path.relative_to(source.root)).as_posix()
 
 
 def _listed(lines: Sequence[str]) -> str:
