@@ -144,22 +144,39 @@ def _models(jpt: pl.DataFrame) -> list[tuple[str, int, pl.DataFrame]]:
     return [(a, n, jpt.filter((pl.col("architecture") == a) & (pl.col("params_total") == n))) for a, n in models]
 
 
-def _model_rows(jpt: pl.DataFrame, cell: Callable[[dict[str, Any]], str]) -> tuple[list[str], list[list[str]]]:
-    """The precisions of one group, in order, and per model (smallest first) its name, size and ``cell`` of each."""
-    precisions = sorted(jpt["precision"].unique().to_list(), key=precision_rank)
+def _model_rows(
+    jpt: pl.DataFrame,
+    precisions: Sequence[str],
+    cell: Callable[[dict[str, Any]], str],
+    more: Callable[[str, int], list[str]] | None = None,
+) -> list[list[str]]:
+    """Per model of one group (smallest first): its name, size, ``cell`` of each of ``precisions`` and ``more``.
+
+    ``more`` gives the model's trailing cells from its architecture and parameter count.
+    """
     rows = []
     for architecture, params, cells in _models(jpt):
         by_precision = {r["precision"]: cell(r) for r in cells.iter_rows(named=True)}
-        rows.append([architecture, format_params(float(params)), *[by_precision.get(p, "") for p in precisions]])
-    return precisions, rows
+        extra = more(architecture, params) if more is not None else []
+        rows.append([architecture, format_params(float(params)), *[by_precision.get(p, "") for p in precisions],
+                     *extra])  # fmt: skip
+    return rows
+
+
+def _precisions(jpt: pl.DataFrame) -> list[str]:
+    """The precisions of one group, in the order the tables show them."""
+    return sorted(jpt["precision"].unique().to_list(), key=precision_rank)
 
 
 def _jpt_group(key: tuple[object, ...], jpt: pl.DataFrame, changes: pl.DataFrame, heading: str) -> str:
-    precisions, rows = _model_rows(jpt, _cell_jpt)
-    quantized = [p for p in precisions if p not in ("fp16",)]
-    for row, (architecture, params, _) in zip(rows, _models(jpt), strict=True):
-        model_changes = changes.filter((pl.col("architecture") == architecture) & (pl.col("params_total") == params))
-        row += [_cell_change(model_changes.filter(pl.col("precision") == p)) for p in quantized]
+    precisions = _precisions(jpt)
+    quantized = [p for p in precisions if p != "fp16"]
+
+    def change_cells(architecture: str, params: int) -> list[str]:
+        mine = changes.filter((pl.col("architecture") == architecture) & (pl.col("params_total") == params))
+        return [_cell_change(mine.filter(pl.col("precision") == p)) for p in quantized]
+
+    rows = _model_rows(jpt, precisions, _cell_jpt, change_cells)
     header = ["model", "params", *[f"{p} J/token" for p in precisions], *[f"{p} change" for p in quantized]]
     return f"{heading} {group_title(key)}\n\n{_markdown_table(header, rows)}"
 
@@ -171,7 +188,8 @@ def _cell_split(row: dict[str, Any]) -> str:
 
 
 def _split_group(key: tuple[object, ...], jpt: pl.DataFrame, heading: str) -> str:
-    precisions, rows = _model_rows(jpt, _cell_split)
+    precisions = _precisions(jpt)
+    rows = _model_rows(jpt, precisions, _cell_split)
     header = ["model", "params", *[f"{p} dynamic J/token (static share)" for p in precisions]]
     return f"{heading} {group_title(key)}\n\n{_markdown_table(header, rows)}"
 
