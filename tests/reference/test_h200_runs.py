@@ -164,14 +164,10 @@ ACCEPTED = sorted((ROOT / "submissions" / "ecocompute-reference").rglob("*.json"
 PROSE = ["docs/method.md", "README.md", "runs/README.md", "scripts/reference/README.md"]
 
 
-def _run_id(path: Path) -> str:
-    """The last 8 hex digits of a run's submission id, as the docs cite it (`639a6f0d`)."""
-    return path.name.split(".")[0].rsplit("-", 1)[-1]
-
-
 def test_every_run_the_prose_cites_is_committed() -> None:
     """A backticked 8-hex id in the hand-written docs is a committed run, a checkpoint or a GPU's UUID hash."""
-    runs = {_run_id(p) for p in (*FINISHED, *ACCEPTED, *CHECKPOINTS)}
+    run_id = load_script(ROOT / "scripts" / "reference" / "summarize.py")._short  # as the docs cite it (`639a6f0d`)
+    runs = {run_id(p) for p in (*FINISHED, *ACCEPTED, *CHECKPOINTS)}
     gpus = {load_submission(p).payload.hardware.gpu_uuid_sha256[:8] for p in (*FINISHED, *ACCEPTED)}
     assert len(runs) == len(FINISHED) + len(ACCEPTED) + len(CHECKPOINTS)
     total = 0
@@ -191,7 +187,8 @@ def test_queue_lines_marked_measured_name_where_their_run_is() -> None:
              for m in re.finditer(r"^# measured in sitting \d+ \((runs|submissions)/, ([0-9a-f]{8})\): (.+)$",
                                   path.read_text(encoding="utf-8"), re.M)]  # fmt: skip
     assert len(marks) >= 10
-    where = {_run_id(p): p for p in (*FINISHED, *ACCEPTED)}
+    run_id = load_script(ROOT / "scripts" / "reference" / "summarize.py")._short
+    where = {run_id(p): p for p in (*FINISHED, *ACCEPTED)}
     for folder, run, line in (m.groups() for m in marks):
         assert run in where and where[run].is_relative_to(ROOT / folder), (folder, run)
         workload = load_submission(where[run]).payload.workload
