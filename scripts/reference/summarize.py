@@ -361,9 +361,8 @@ def _cut_cells(checkpoints: Sequence[Path]) -> dict[tuple[str, str, int, str], l
     return cut
 
 
-def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
-    """Issue 6's sweep, cell by cell: each run's CV (and where it is kept) or error, else how far a cut run got."""
-    cut = _cut_cells(checkpoints)
+def _sweep_found(paths: list[Path]) -> dict[tuple[str, str, int, str], list[str]]:
+    """Sweep key -> each run's cell: the CV of J/token and where the run is kept, or the error where it failed."""
     found: dict[tuple[str, str, int, str], list[str]] = {}
     for path in paths:
         sub = _load(path)
@@ -376,9 +375,24 @@ def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
             else:
                 cell = f"error: {m.error}"
             found.setdefault(key, []).append(cell)
+    return found
+
+
+def unmeasured_cells(paths: list[Path]) -> list[tuple[str, str, int, str]]:
+    """The sweep's cells (shape, stack, batch, precision) that no finished run measured; a failed one does not count."""
+    found = _sweep_found(paths)
+    return [(shape, stack, batch, precision)
+            for shape in SWEEP_SHAPES for stack, batch, precisions in SWEEP_CONFIGS for precision in precisions
+            if not any(not cell.startswith("error:") for cell in found.get((shape, stack, batch, precision), []))]
+
+
+def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
+    """Issue 6's sweep, cell by cell: each run's CV (and where it is kept) or error, else how far a cut run got."""
+    cut = _cut_cells(checkpoints)
+    found = _sweep_found(paths)
+    missing = set(unmeasured_cells(paths))
     lines = ["| shape | stack | batch | " + " | ".join(SWEEP_PRECISIONS) + " |",
              "|---|---|---:|" + "---|" * len(SWEEP_PRECISIONS)]  # fmt: skip
-    missing = 0
     for shape in SWEEP_SHAPES:
         for stack, batch, precisions in SWEEP_CONFIGS:
             cells = []
@@ -386,10 +400,9 @@ def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
                 if precision not in precisions:
                     cells.append("n/a")
                     continue
-                got = found.get((shape, stack, batch, precision))
-                measured = any(not cell.startswith("error:") for cell in got or [])
-                missing += not measured
-                unfinished = [] if measured else cut.get((shape, stack, batch, precision), [])
+                key = (shape, stack, batch, precision)
+                got = found.get(key)
+                unfinished = cut.get(key, []) if key in missing else []
                 cells.append("; ".join((got or ["not yet measured"]) + unfinished))
             lines.append(f"| {shape} | {stack} | {batch} | " + " | ".join(cells) + " |")
         for stack, batch in EXTRA_CONFIGS:
@@ -399,7 +412,7 @@ def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
                 lines.append(f"| {shape} | {stack} (beyond the sweep) | {batch} | " + " | ".join(cells) + " |")
     cells_total = len(SWEEP_SHAPES) * sum(len(p) for _, _, p in SWEEP_CONFIGS)
     lines.append("")
-    lines.append(f"{cells_total - missing} of {cells_total} cells measured; a cell shows the CV of J/token of each "
+    lines.append(f"{cells_total - len(missing)} of {cells_total} cells measured; a cell shows the CV of J/token of each "
                  "run that measured it and where the run is kept, or the error of a run where it failed; where no "
                  "finished run measured it, how many windows a run cut by the end of a lease got (its checkpoint, "
                  "not counted as measured).")  # fmt: skip

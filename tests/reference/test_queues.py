@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from factories import load_script
 
 from ecocompute.cli import main
 from ecocompute.collector import cli as collector_cli
@@ -25,10 +26,8 @@ def test_there_are_queues() -> None:
     assert len(LINES) >= 10
 
 
-@pytest.mark.parametrize("line", LINES)
-def test_queue_line_parses_and_passes_the_collectors_checks(
-    line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _parse(line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[RunConfig, Destination]:
+    """Run a queue line through `ecocompute collect` as worker.sh does, up to the point where it would measure."""
     seen: list[tuple[RunConfig, Destination]] = []
 
     def fake_collect(config: RunConfig, dest: Destination, env: object = None) -> None:  # no GPU here
@@ -44,8 +43,28 @@ def test_queue_line_parses_and_passes_the_collectors_checks(
             "--state-dir", str(tmp_path / "state"), "--resume", "--quiet"]  # fmt: skip
     assert main(argv) == 0
     ((config, dest),) = seen
+    return config, dest
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_queue_line_parses_and_passes_the_collectors_checks(
+    line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config, dest = _parse(line, tmp_path, monkeypatch)
     assert config.arch in arch_names()
     assert dest.signer == "ecocompute-reference"
+
+
+def test_every_sweep_cell_not_yet_measured_is_queued(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cell of issue 6's sweep that no committed run measured has a queue line that would measure it."""
+    summarize = load_script(QUEUES.parent / "summarize.py")
+    runs = sorted((summarize.RUNS / "nvidia-h200").glob("*.json")) + sorted(summarize.ACCEPTED.rglob("*.json"))
+    queued = set()
+    for n, param in enumerate(LINES):
+        config, _ = _parse(param.values[0], tmp_path / str(n), monkeypatch)
+        queued |= {(config.arch, config.stack.value, config.batch_size, p.value) for p in config.precisions}
+    unqueued = set(summarize.unmeasured_cells(runs)) - queued
+    assert not unqueued, sorted(unqueued)
 
 
 @pytest.mark.parametrize("script", sorted((QUEUES.parent).glob("*.sh")), ids=lambda p: p.name)
