@@ -381,9 +381,13 @@ def _sweep_found(paths: list[Path]) -> dict[tuple[str, str, int, str], list[str]
 def unmeasured_cells(paths: list[Path]) -> list[tuple[str, str, int, str]]:
     """The sweep's cells (shape, stack, batch, precision) that no finished run measured; a failed one does not count."""
     found = _sweep_found(paths)
-    return [(shape, stack, batch, precision)
-            for shape in SWEEP_SHAPES for stack, batch, precisions in SWEEP_CONFIGS for precision in precisions
-            if not any(not cell.startswith("error:") for cell in found.get((shape, stack, batch, precision), []))]
+    return [
+        (shape, stack, batch, precision)
+        for shape in SWEEP_SHAPES
+        for stack, batch, precisions in SWEEP_CONFIGS
+        for precision in precisions
+        if not any(not cell.startswith("error:") for cell in found.get((shape, stack, batch, precision), []))
+    ]
 
 
 def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
@@ -412,8 +416,8 @@ def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
                 lines.append(f"| {shape} | {stack} (beyond the sweep) | {batch} | " + " | ".join(cells) + " |")
     cells_total = len(SWEEP_SHAPES) * sum(len(p) for _, _, p in SWEEP_CONFIGS)
     lines.append("")
-    lines.append(f"{cells_total - len(missing)} of {cells_total} cells measured; a cell shows the CV of J/token of each "
-                 "run that measured it and where the run is kept, or the error of a run where it failed; where no "
+    lines.append(f"{cells_total - len(missing)} of {cells_total} cells measured; a cell shows the CV of J/token of "
+                 "each run that measured it and where the run is kept, or the error of a run where it failed; where no "
                  "finished run measured it, how many windows a run cut by the end of a lease got (its checkpoint, "
                  "not counted as measured).")  # fmt: skip
     return "\n".join(lines)
