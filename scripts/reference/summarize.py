@@ -378,9 +378,8 @@ def _sweep_found(paths: list[Path]) -> dict[tuple[str, str, int, str], list[str]
     return found
 
 
-def unmeasured_cells(paths: list[Path]) -> list[tuple[str, str, int, str]]:
-    """The sweep's cells (shape, stack, batch, precision) that no finished run measured; a failed one does not count."""
-    found = _sweep_found(paths)
+def _unmeasured(found: dict[tuple[str, str, int, str], list[str]]) -> list[tuple[str, str, int, str]]:
+    """The sweep's cells that none of ``found`` measured (a cell with only errors is not measured)."""
     return [
         (shape, stack, batch, precision)
         for shape in SWEEP_SHAPES
@@ -390,11 +389,16 @@ def unmeasured_cells(paths: list[Path]) -> list[tuple[str, str, int, str]]:
     ]
 
 
+def unmeasured_cells(paths: list[Path]) -> list[tuple[str, str, int, str]]:
+    """The sweep's cells (shape, stack, batch, precision) that no finished run measured; a failed one does not count."""
+    return _unmeasured(_sweep_found(paths))
+
+
 def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
     """Issue 6's sweep, cell by cell: each run's CV (and where it is kept) or error, else how far a cut run got."""
     cut = _cut_cells(checkpoints)
     found = _sweep_found(paths)
-    missing = set(unmeasured_cells(paths))
+    missing = set(_unmeasured(found))
     lines = ["| shape | stack | batch | " + " | ".join(SWEEP_PRECISIONS) + " |",
              "|---|---|---:|" + "---|" * len(SWEEP_PRECISIONS)]  # fmt: skip
     for shape in SWEEP_SHAPES:
