@@ -509,11 +509,15 @@ def compile_bnb_section(results: list[Path]) -> str:
     return "\n".join(lines)
 
 
+def committed() -> tuple[list[Path], list[Path], list[Path]]:
+    """The committed reference runs: finished in runs/, accepted in submissions/, checkpoints of cut runs."""
+    return (sorted((RUNS / "nvidia-h200").glob("*.json")), sorted(ACCEPTED.rglob("*.json")),
+            sorted((RUNS / "checkpoints").glob("*.json")))  # fmt: skip
+
+
 def render() -> str:
     """The whole markdown block, between its markers."""
-    finished = sorted((RUNS / "nvidia-h200").glob("*.json"))
-    accepted = sorted(ACCEPTED.rglob("*.json"))
-    checkpoints = sorted((RUNS / "checkpoints").glob("*.json"))
+    finished, accepted, checkpoints = committed()
     parts = ["### Spread by run and knob", "CV of J/token, of seconds per token (the host's speed) and of the "
              "dynamic (idle-subtracted) J/token, between measured windows; other CPUs busy: the range over windows of "
              "the host CPUs other processes kept busy (`host_others_busy_cpus`); `-`: not recorded or not measured.",

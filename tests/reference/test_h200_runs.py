@@ -20,8 +20,7 @@ from ecocompute.validate.windows import INTEGRAL_ERROR_PCT
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "runs"
 SIGNERS = ROOT / "submissions" / "allowed_signers"
-FINISHED = sorted((RUNS / "ecocompute-reference" / "nvidia-h200").glob("*.json"))
-CHECKPOINTS = sorted((RUNS / "ecocompute-reference" / "checkpoints").glob("*.json"))
+FINISHED, ACCEPTED, CHECKPOINTS = load_script(ROOT / "scripts" / "reference" / "summarize.py").committed()
 
 
 def _all_windows() -> list[tuple[str, Window]]:
@@ -160,7 +159,6 @@ def test_cards_table_compares_one_shape_across_gpus_and_leaves_single_card_shape
     assert "`0000beef`" in theirs and theirs.endswith("| +10.0% |") and ours.endswith("| +0.0% |")
 
 
-ACCEPTED = sorted((ROOT / "submissions" / "ecocompute-reference").rglob("*.json"))
 PROSE = ["docs/method.md", "README.md", "runs/README.md", "scripts/reference/README.md"]
 
 

@@ -58,12 +58,12 @@ def test_queue_line_parses_and_passes_the_collectors_checks(
 def test_every_sweep_cell_not_yet_measured_is_queued(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cell of issue 6's sweep that no committed run measured has a queue line that would measure it."""
     summarize = load_script(QUEUES.parent / "summarize.py")
-    runs = sorted((summarize.RUNS / "nvidia-h200").glob("*.json")) + sorted(summarize.ACCEPTED.rglob("*.json"))
+    finished, accepted, _ = summarize.committed()
     queued = set()
     for n, param in enumerate(LINES):
         config, _ = _parse(param.values[0], tmp_path / str(n), monkeypatch)
         queued |= {(config.arch, config.stack.value, config.batch_size, p.value) for p in config.precisions}
-    unqueued = set(summarize.unmeasured_cells(runs)) - queued
+    unqueued = set(summarize.unmeasured_cells(finished + accepted)) - queued
     assert not unqueued, sorted(unqueued)
 
 
