@@ -20,7 +20,8 @@ from ecocompute.validate.windows import INTEGRAL_ERROR_PCT
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "runs"
 SIGNERS = ROOT / "submissions" / "allowed_signers"
-FINISHED, ACCEPTED, CHECKPOINTS = load_script(ROOT / "scripts" / "reference" / "summarize.py").committed()
+SUMMARIZE = load_script(ROOT / "scripts" / "reference" / "summarize.py")  # loaded once: its caches serve every test
+FINISHED, ACCEPTED, CHECKPOINTS = SUMMARIZE.committed()
 
 
 def _all_windows() -> list[tuple[str, Window]]:
@@ -28,9 +29,8 @@ def _all_windows() -> list[tuple[str, Window]]:
     for path in FINISHED:
         for m in load_submission(path).payload.measurements:
             found += [(f"{path.name}:{m.precision.value}", w) for w in (*m.warmup, *m.windows)]
-    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
     for path in CHECKPOINTS:
-        found += [(f"{path.name}:{precision}", w) for precision, w in summarize.checkpoint_windows(path)]
+        found += [(f"{path.name}:{precision}", w) for precision, w in SUMMARIZE.checkpoint_windows(path)]
     return found
 
 
@@ -95,17 +95,16 @@ def test_docs_figures_are_recomputed_from_the_committed_windows(doc: str) -> Non
 
 def test_summary_shows_a_failed_precision_instead_of_crashing(tmp_path: Path) -> None:
     """A sweep run where a precision failed (e.g. out of memory at 32B) gets an error row and an error cell."""
-    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
     doc = json.loads(FINISHED[0].read_text())
     failed = doc["payload"]["measurements"][0]  # fp16: the baseline, so the others compare with bf16
     failed.update(windows=[], warmup=[], error="OutOfMemoryError: CUDA out of memory")
     path = tmp_path / FINISHED[0].name
     path.write_text(json.dumps(doc))
-    section = summarize.submission_section(path)
+    section = SUMMARIZE.submission_section(path)
     assert "| fp16 | 0 | error: OutOfMemoryError: CUDA out of memory |" in section
     assert "| bf16 |" in section and "baseline |" in section and "vs bf16 (" in section
     arch = doc["payload"]["workload"]["architecture"]
-    sweep = summarize.sweep_section([path])
+    sweep = SUMMARIZE.sweep_section([path])
     row = next(line for line in sweep.splitlines() if line.startswith(f"| {arch} | eager | 1 |"))
     assert "error: OutOfMemoryError" in row.split("|")[4]  # the fp16 cell
     assert "4 of 104 cells measured" in sweep  # bf16, nf4, int8 and int8-t0; not the failed fp16
@@ -113,17 +112,16 @@ def test_summary_shows_a_failed_precision_instead_of_crashing(tmp_path: Path) ->
 
 def test_the_sweep_names_how_far_a_cut_run_got_where_no_finished_run_measured_the_cell(tmp_path: Path) -> None:
     """A checkpoint shows in the cells it had windows for, is not counted as measured, and gives way to a run."""
-    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
     state = json.loads(CHECKPOINTS[0].read_text())
     state["config"].update(arch="Qwen2.5-3B", stack="eager", batch_size=8)
     for m, n in zip(state["measurements"], (3, 0, 2), strict=False):
         m["windows"] = m["windows"][:1] * n
     cut = tmp_path / "20261130T000000Z-0000c0de.qwen2.5-3b-eager.partial.json"
     cut.write_text(json.dumps(state))
-    sweep = summarize.sweep_section([], [cut])
+    sweep = SUMMARIZE.sweep_section([], [cut])
     row = next(line for line in sweep.splitlines() if line.startswith("| Qwen2.5-3B | eager | 8 |")).split("|")
     precisions = [m["precision"] for m in state["measurements"]]
-    cells = dict(zip(["", "shape", "stack", "batch", *summarize.SWEEP_PRECISIONS], row, strict=False))
+    cells = dict(zip(["", "shape", "stack", "batch", *SUMMARIZE.SWEEP_PRECISIONS], row, strict=False))
     assert cells[precisions[0]].strip() == "not yet measured; cut at 3 windows (`0000c0de`)"
     assert cells[precisions[1]].strip() == "not yet measured"
     assert "cut at 2 windows (`0000c0de`)" in cells[precisions[2]]
@@ -133,14 +131,13 @@ def test_the_sweep_names_how_far_a_cut_run_got_where_no_finished_run_measured_th
                     and load_submission(p).payload.workload.stack.value == "eager")  # fmt: skip
     state["config"]["batch_size"] = 1
     cut.write_text(json.dumps(state))
-    row = next(line for line in summarize.sweep_section([finished], [cut]).splitlines()
+    row = next(line for line in SUMMARIZE.sweep_section([finished], [cut]).splitlines()
                if line.startswith("| Qwen2.5-3B | eager | 1 |"))  # fmt: skip
     assert "cut at" not in row and "% (runs)" in row
 
 
 def test_cards_table_compares_one_shape_across_gpus_and_leaves_single_card_shapes_out(tmp_path: Path) -> None:
     """A copy of a compiled run on another GPU drawing 10% more energy per window shows as +10.0% on that card."""
-    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
     compiled = next(p for p in FINISHED if json.loads(p.read_text())["payload"]["workload"]["stack"] == "compiled")
     doc = json.loads(compiled.read_text())
     payload = doc["payload"]
@@ -151,8 +148,8 @@ def test_cards_table_compares_one_shape_across_gpus_and_leaves_single_card_shape
             w["energy_j"] *= 1.1
     copy = tmp_path / "copy.json"
     copy.write_text(json.dumps(doc))
-    assert summarize.cards_section([compiled]).count("\n") == 1  # header only: one card measured the shape
-    rows = [line for line in summarize.cards_section([compiled, copy]).splitlines() if line.startswith("| ")][1:]
+    assert SUMMARIZE.cards_section([compiled]).count("\n") == 1  # header only: one card measured the shape
+    rows = [line for line in SUMMARIZE.cards_section([compiled, copy]).splitlines() if line.startswith("| ")][1:]
     assert len(rows) == 2
     theirs = next(r for r in rows if "`ffffffff`" in r)
     ours = next(r for r in rows if "`ffffffff`" not in r)
@@ -164,7 +161,7 @@ PROSE = ["docs/method.md", "README.md", "runs/README.md", "scripts/reference/REA
 
 def test_every_run_the_prose_cites_is_committed() -> None:
     """A backticked 8-hex id in the hand-written docs is a committed run, a checkpoint or a GPU's UUID hash."""
-    run_id = load_script(ROOT / "scripts" / "reference" / "summarize.py")._short  # as the docs cite it (`639a6f0d`)
+    run_id = SUMMARIZE._short  # as the docs cite it (`639a6f0d`)
     runs = {run_id(p) for p in (*FINISHED, *ACCEPTED, *CHECKPOINTS)}
     gpus = {load_submission(p).payload.hardware.gpu_uuid_sha256[:8] for p in (*FINISHED, *ACCEPTED)}
     assert len(runs) == len(FINISHED) + len(ACCEPTED) + len(CHECKPOINTS)
@@ -185,7 +182,7 @@ def test_queue_lines_marked_measured_name_where_their_run_is() -> None:
              for m in re.finditer(r"^# measured in sitting \d+ \((runs|submissions)/, ([0-9a-f]{8})\): (.+)$",
                                   path.read_text(encoding="utf-8"), re.M)]  # fmt: skip
     assert len(marks) >= 10
-    run_id = load_script(ROOT / "scripts" / "reference" / "summarize.py")._short
+    run_id = SUMMARIZE._short
     where = {run_id(p): p for p in (*FINISHED, *ACCEPTED)}
     for folder, run, line in (m.groups() for m in marks):
         assert run in where and where[run].is_relative_to(ROOT / folder), (folder, run)
@@ -195,7 +192,6 @@ def test_queue_lines_marked_measured_name_where_their_run_is() -> None:
 
 def test_time_table_gives_r2_one_where_energy_follows_time_and_zero_where_it_does_not(tmp_path: Path) -> None:
     """Energy drawn at a constant power gives R^2 1.00; energy per token unrelated to the time per token gives 0.00."""
-    summarize = load_script(ROOT / "scripts" / "reference" / "summarize.py")
     eager = next(p for p in FINISHED if json.loads(p.read_text())["payload"]["workload"]["stack"] == "eager")
     doc = json.loads(eager.read_text())
     measurements = doc["payload"]["measurements"]
@@ -205,7 +201,7 @@ def test_time_table_gives_r2_one_where_energy_follows_time_and_zero_where_it_doe
     steady = tmp_path / "steady.json"
     steady.write_text(json.dumps(doc))
     n = sum(len(m["windows"]) >= 3 for m in measurements)
-    assert f"| eager | 1 | {n} | 1.00 | 1.00 | 1.00 | {n} |" in summarize.time_section([steady])
+    assert f"| eager | 1 | {n} | 1.00 | 1.00 | 1.00 | {n} |" in SUMMARIZE.time_section([steady])
     for m in measurements:  # s/token 0.10, 0.11, 0.10, 0.11 against J/token 2, 2, 3, 3: uncorrelated
         m["windows"] = m["windows"][:4]
         for i, w in enumerate(m["windows"]):
@@ -214,7 +210,7 @@ def test_time_table_gives_r2_one_where_energy_follows_time_and_zero_where_it_doe
             w["energy_j"] = 100.0 * (2.0 + i // 2)
     unrelated = tmp_path / "unrelated.json"
     unrelated.write_text(json.dumps(doc))
-    table = summarize.time_section([unrelated])
+    table = SUMMARIZE.time_section([unrelated])
     assert f"| eager | 1 | {len(measurements)} | 0.00 | 0.00 | 0.00 | 0 |" in table
     cpu = [w["process_cpu_s"] / w["duration_s"] for m in measurements for w in m["windows"]]
     assert table.endswith(f"| {min(cpu):.3f}-{max(cpu):.3f} ({len(cpu)} windows) |")
