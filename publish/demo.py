@@ -57,9 +57,12 @@ def main(
     (None: left out).
     """
     signers = submissions / "allowed_signers"
-    beyond = [Source.at(runs, signers)] if runs is not None and runs.is_dir() and signers.is_file() else []
-    if runs is not None and runs.is_dir() and not beyond:
-        out.print(f"{runs}/ left out of the card: its signatures are checked against {signers}, which does not exist")
+    beyond: list[Source] = []
+    if runs is not None and runs.is_dir():
+        if signers.is_file():
+            beyond = [Source.at(runs, signers)]
+        else:
+            out.print(f"{runs}/ left out of the card: its signatures are checked against {signers}, which is missing")
     result = build(demo_sources(submissions, examples), out_dir, BuildOptions(include_examples=True), beyond)
     out.print(
         f"built {out_dir}: {result.submissions} submissions, {result.measurements} measurements, "

@@ -46,11 +46,16 @@ def test_demo_loads_with_datasets_and_prints_both_tables(
     monkeypatch.setenv("COLUMNS", "160")
     empty = tmp_path / "submissions"
     empty.mkdir()
+    runs = tmp_path / "runs"
+    runs.mkdir()
     code = main(["publish", "demo", "--out", str(tmp_path / "demo"), "--submissions", str(empty),
-                 "--examples", str(EXAMPLES)])  # fmt: skip
+                 "--examples", str(EXAMPLES), "--beyond-gate", str(runs)])  # fmt: skip
     assert code == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
     assert "EXAMPLES INCLUDED" in out and 'datasets.load_dataset("' in out
+    # runs/ without the submissions' allowed_signers cannot be checked, so the card leaves it out and says so
+    assert "runs/ left out of the card" in out and "allowed_signers, which is missing" in out
+    assert "beyond the gate" not in out
     assert "J/token · Synthetic example GPU · eager · batch 1 · 128+256 tokens · random-init" in out
     assert "Crossover · Synthetic example GPU · 128+256 tokens · random-init" in out
     assert "crosses" in out and "costs more" in out
