@@ -4,6 +4,8 @@
 # compileable (as the compiled-all stack does): NF4 and INT8 threshold 0 at
 # 1.1B, NF4 at 7B (INT8 with the default threshold is left out: its outlier split is the slowest and least likely
 # to trace, and the whole experiment has to fit beside a sweep in one lease).
+# The fourth sitting ran it before the fp16 control was added; the twelfth with it (results in
+# benchmarks/results/compile-bnb-*).
 set -uo pipefail
 gpu=${1:-0}
 mkdir -p /tmp/eco/results

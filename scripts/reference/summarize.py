@@ -487,8 +487,8 @@ def _short(path: Path) -> str:
 def compile_bnb_section(results: list[Path]) -> str:
     """Each compile_bnb.py result: tokens/s of each trial, against the same precision uncompiled and FP16 compiled."""
     lines = ["| shape | precision | quantizer marked compileable | torch.compile ran | graph breaks | tokens/s "
-             "| vs same precision uncompiled | vs fp16 compiled | greedy tokens matching uncompiled |",
-             "|---|---|---|---|---:|---:|---:|---:|---|"]  # fmt: skip
+             "| vs same precision uncompiled | vs fp16 compiled | greedy tokens matching uncompiled | result |",
+             "|---|---|---|---|---:|---:|---:|---:|---|---|"]  # fmt: skip
     for result in results:
         data = json.loads(result.read_text(encoding="utf-8"))
         rows = data["rows"]
@@ -498,14 +498,14 @@ def compile_bnb_section(results: list[Path]) -> str:
         for r in rows:
             if "tokens_per_s" not in r:
                 lines.append(f"| {data['arch']} | {r['precision']} | {'yes' if r['forced_compileable'] else 'no'} "
-                             f"| error: {r.get('error')} | | | | | |")  # fmt: skip
+                             f"| error: {r.get('error')} | | | | | | `{result.name}` |")  # fmt: skip
                 continue
             tps = r["tokens_per_s"]
             same = f"{tps / plain[r['precision']]:.2f}x" if r["compiled"] and r["precision"] in plain else ""
             vs_fp16 = f"{tps / fp16:.2f}x" if fp16 and r["precision"] != "fp16" else ""
             lines.append(f"| {data['arch']} | {r['precision']} | {'yes' if r['forced_compileable'] else 'no'} "
                          f"| {'yes' if r['compiled'] else 'no'} | {r['graph_breaks']} | {tps:.1f} | {same} | {vs_fp16} "
-                         f"| {r.get('tokens_matching_uncompiled', '')} |")  # fmt: skip
+                         f"| {r.get('tokens_matching_uncompiled', '')} | `{result.name}` |")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -55,3 +55,4 @@ def test_summarize_tables_the_control_the_speed_ups_and_a_failed_trial(tmp_path:
         ["nf4", "yes", "yes", "100.0", "4.00x", "0.50x", ""],
     ]
     assert cells[4][1:4] == ["int8", "yes", "error: Unsupported: data-dependent shape"]
+    assert {c[-1] for c in cells} == {"`compile-bnb-X.json`"}  # each row names the result it comes from
