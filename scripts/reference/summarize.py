@@ -496,16 +496,15 @@ def compile_bnb_section(results: list[Path]) -> str:
         fp16 = next((r["tokens_per_s"] for r in timed if r["precision"] == "fp16" and r["compiled"]), None)
         plain = {r["precision"]: r["tokens_per_s"] for r in timed if not r["compiled"]}
         for r in rows:
+            trial = f"| {data['arch']} | {r['precision']} | {'yes' if r['forced_compileable'] else 'no'} "
             if "tokens_per_s" not in r:
-                lines.append(f"| {data['arch']} | {r['precision']} | {'yes' if r['forced_compileable'] else 'no'} "
-                             f"| error: {r.get('error')} | | | | | | `{result.name}` |")  # fmt: skip
+                lines.append(f"{trial}| error: {r.get('error')} | | | | | | `{result.name}` |")
                 continue
             tps = r["tokens_per_s"]
             same = f"{tps / plain[r['precision']]:.2f}x" if r["compiled"] and r["precision"] in plain else ""
             vs_fp16 = f"{tps / fp16:.2f}x" if fp16 and r["precision"] != "fp16" else ""
-            lines.append(f"| {data['arch']} | {r['precision']} | {'yes' if r['forced_compileable'] else 'no'} "
-                         f"| {'yes' if r['compiled'] else 'no'} | {r['graph_breaks']} | {tps:.1f} | {same} | {vs_fp16} "
-                         f"| {r.get('tokens_matching_uncompiled', '')} | `{result.name}` |")  # fmt: skip
+            lines.append(f"{trial}| {'yes' if r['compiled'] else 'no'} | {r['graph_breaks']} | {tps:.1f} | {same} "
+                         f"| {vs_fp16} | {r.get('tokens_matching_uncompiled', '')} | `{result.name}` |")  # fmt: skip
     return "\n".join(lines)
 
 
