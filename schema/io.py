@@ -1,9 +1,18 @@
-"""Reading and writing submission files: strict JSON in, stable JSON out, atomic writes."""
+"""Reading and writing submission files: the one strict JSON reader, stable JSON out, atomic writes.
+
+Every command reads JSON through :func:`parse_json` (``verify``, ``show``, ``validate``, the collector's own
+files): UTF-8 without a byte-order mark, no control bytes, nesting at most :data:`MAX_DEPTH` levels, no
+NaN/Infinity (nor a number that overflows to one), no duplicate keys. Each way a file can fail is its own
+:class:`JsonReadError` subclass, so the validator maps them to finding codes. A parsed submission is
+checked against the strict models (:func:`submission_from_json`): no ``"3328"`` for an integer, no ``"yes"``
+for a boolean, no number for a date, as the committed JSON Schema says.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,34 +23,173 @@ from ecocompute.schema.errors import SubmissionError, UnknownSchemaVersionError,
 from ecocompute.schema.models import SCHEMA_VERSION, Submission
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_DEPTH = 32
 KNOWN_VERSIONS = (SCHEMA_VERSION,)
+
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_TOKENS = re.compile(rb'["\\\[\]{}]')
+_BOM = b"\xef\xbb\xbf"
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
+_HUGE_NUMBER = re.compile(rb"[0-9]{300}|[eE]\+?0*[0-9]{3}")  # may overflow a double: parse floats one by one
+
+
+class JsonReadError(SubmissionError):
+    """The bytes are not a strict JSON document; subclasses say why."""
+
+
+class JsonSizeError(JsonReadError):
+    """The file is empty or over the size cap."""
+
+
+class JsonBinaryError(JsonReadError):
+    """The bytes hold NUL or another control byte: not a text file."""
+
+
+class JsonEncodingError(JsonReadError):
+    """Not UTF-8, or UTF-8 with a byte-order mark."""
+
+
+class JsonNestingError(JsonReadError):
+    """Nested deeper than :data:`MAX_DEPTH`."""
+
+
+class JsonSyntaxError(JsonReadError):
+    """Not valid JSON."""
+
+
+class JsonConstantError(JsonReadError):
+    """NaN, Infinity, or a number too large for a double."""
+
+
+class JsonDuplicateKeyError(JsonReadError):
+    """An object holds the same key twice."""
+
+
+class SchemaError(SubmissionError):
+    """The document does not follow the strict models; ``errors`` holds pydantic's error dicts."""
+
+    def __init__(self, message: str, errors: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+def check_size(size: int, limit: int = MAX_FILE_BYTES) -> None:
+    """Raise JsonSizeError unless ``size`` is between 1 and ``limit`` bytes."""
+    if size == 0:
+        raise JsonSizeError("the file is empty: a submission is a JSON object")
+    if size > limit:
+        raise JsonSizeError(f"the file is {size} bytes, over the {limit}-byte cap for a submission")
+
+
+def json_depth(data: bytes, stop_at: int = MAX_DEPTH) -> int:
+    """Deepest bracket nesting of ``data`` outside JSON strings; stops counting once past ``stop_at``.
+
+    Only quotes, backslashes and brackets are visited, so the cost follows their number, not the file size.
+    """
+    depth = deepest = 0
+    in_string = False
+    escaped_at = -1
+    for match in _TOKENS.finditer(data):
+        pos = match.start()
+        if pos == escaped_at:
+            continue
+        char = data[pos]
+        if in_string:
+            if char == 0x5C:  # backslash: the next byte is escaped
+                escaped_at = pos + 1
+            elif char == 0x22:
+                in_string = False
+        elif char == 0x22:
+            in_string = True
+        elif char in (0x5B, 0x7B):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop_at:
+                    return deepest
+        elif char in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
+def nesting_exceeds(text: str, limit: int = MAX_DEPTH) -> bool:
+    """True when valid JSON ``text`` nests arrays and objects more than ``limit`` levels deep.
+
+    Strings are dropped and everything but brackets deleted (C-speed regular expressions); then each pass
+    removes the innermost ``[]``/``{}`` pairs, so ``limit`` passes empty the skeleton of a document no deeper.
+    """
+    skeleton = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    for _ in range(limit):
+        skeleton = _INNERMOST.sub("", skeleton)
+        if not skeleton:
+            return False
+    return bool(skeleton)
 
 
 def _reject_constant(name: str) -> Any:
-    raise SubmissionError(f"JSON holds {name}, which is not a number: write a finite value or null")
+    raise JsonConstantError(f"JSON holds {name}, which is not a number: write a finite value")
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise JsonConstantError(f"JSON holds {text[:40]}, which is not a number: write a finite value")
+    return value
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise SubmissionError(f"JSON object has the key {key!r} twice: keep one")
-        result[key] = value
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise JsonDuplicateKeyError(f"a JSON object has the key {key[:80]!r} twice: keep one")
+            seen.add(key)
     return result
 
 
-def parse_json(data: bytes) -> Any:
-    """Parse strict JSON: UTF-8, no NaN/Infinity, no duplicate keys. Raise SubmissionError otherwise."""
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 13))
+_NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
+
+
+def _decode(data: bytes) -> str:
+    if data.startswith(_BOM):
+        raise JsonEncodingError("the file starts with a UTF-8 byte-order mark: save it without one")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SubmissionError(f"not UTF-8 text (byte {exc.start}): a submission is a UTF-8 JSON file") from None
+        raise JsonEncodingError(f"not UTF-8 text (byte {exc.start}): a submission is a UTF-8 JSON file") from None
+    match = _CONTROL.search(data) if data.translate(None, _NOT_CONTROL) else None
+    if match is not None:
+        byte = data[match.start()]
+        raise JsonBinaryError(f"byte {match.start()} is 0x{byte:02x}: this is not a JSON text file")
+    return text
+
+
+def parse_json(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse strict JSON (see the module doc); raise the JsonReadError subclass that says why not."""
+    text = _decode(data)
+    nesting = JsonNestingError(f"JSON is nested more than {max_depth} levels deep; a submission needs ~6")
+    parse_float = _parse_float if _HUGE_NUMBER.search(data) else None
     try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
-    except json.JSONDecodeError as exc:
-        raise SubmissionError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        document = json.loads(
+            text, parse_constant=_reject_constant, parse_float=parse_float, object_pairs_hook=_no_duplicate_keys
+        )
     except RecursionError:
-        raise SubmissionError("JSON is nested too deeply to read") from None
+        raise nesting from None
+    except json.JSONDecodeError as exc:
+        if json_depth(data, max_depth) > max_depth:  # unclosed brackets: say it is the nesting
+            raise nesting from None
+        raise JsonSyntaxError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit limit
+        if isinstance(exc, JsonReadError):
+            raise
+        raise JsonSyntaxError(f"not valid JSON: {str(exc)[:120]}") from None
+    if nesting_exceeds(text, max_depth):
+        raise nesting
+    return document
 
 
 def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
@@ -62,11 +210,16 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> byt
 
 def format_validation_error(exc: ValidationError, limit: int = 8) -> str:
     """Turn pydantic's errors into one readable line per problem, naming each field path."""
+    return format_errors(exc.errors(include_url=False, include_input=False), limit)
+
+
+def format_errors(errors: list[Any], limit: int = 8) -> str:
+    """One readable line per pydantic error dict, naming each field path."""
     lines = []
-    for err in exc.errors()[:limit]:
+    for err in errors[:limit]:
         where = ".".join(str(part) for part in err["loc"]) or "(document)"
         lines.append(f"{where}: {err['msg']}")
-    more = len(exc.errors()) - limit
+    more = len(errors) - limit
     if more > 0:
         lines.append(f"... and {more} more")
     return "; ".join(lines)
@@ -82,27 +235,35 @@ def check_schema_version(document: Any) -> None:
     if version not in KNOWN_VERSIONS:
         known = ", ".join(KNOWN_VERSIONS)
         raise UnknownSchemaVersionError(
-            f"schema_version {version!r} is not one this ecocompute reads ({known}): upgrade ecocompute"
+            f"schema_version {str(version)[:40]!r} is not one this ecocompute reads ({known}): upgrade ecocompute"
         )
 
 
-def submission_from_document(document: Any) -> Submission:
-    """Validate a parsed JSON document into a Submission, or raise SubmissionError.
+def submission_from_json(data: bytes | str) -> Submission:
+    """Validate JSON text (already read by :func:`parse_json`) against the strict models; raise SchemaError.
 
-    Validation is strict (no "1" for 1, no 1 for true), as the committed JSON Schema is.
+    Strict as the committed JSON Schema is: no "1" for 1, no 1 or "yes" for true, no number for a date.
     """
+    try:
+        return Submission.model_validate_json(data, strict=True)
+    except ValidationError as exc:
+        errors: list[dict[str, Any]] = [dict(e) for e in exc.errors(include_url=False, include_input=False)]
+        raise SchemaError(format_errors(errors), errors) from None
+
+
+def submission_from_document(document: Any) -> Submission:
+    """Validate a parsed JSON document into a Submission (strictly, as :func:`submission_from_json`)."""
     check_schema_version(document)
     try:
         text = json.dumps(document, allow_nan=False)
-    except ValueError:  # a non-finite float: let the lax validator name the field
-        text = None
-    try:
-        if text is None:
+    except (ValueError, TypeError):  # NaN, Infinity or a non-JSON type: let the models name the field
+        try:
             Submission.model_validate(document)
-            raise SubmissionError("document holds a value that is not valid JSON")
-        return Submission.model_validate_json(text, strict=True)
-    except ValidationError as exc:
-        raise SubmissionError(format_validation_error(exc)) from None
+        except ValidationError as exc:
+            errors: list[dict[str, Any]] = [dict(e) for e in exc.errors(include_url=False, include_input=False)]
+            raise SchemaError(format_errors(errors), errors) from None
+        raise SubmissionError("document holds a value that is not valid JSON (NaN, Infinity)") from None
+    return submission_from_json(text)
 
 
 def load_document(path: str | os.PathLike[str]) -> Any:

@@ -123,6 +123,7 @@ def submission_document(
             {"precision": prec, "quantization": BNB.get(prec), "windows": windows, "warmup": warmup,
              "quality": None, "error": None, "memory_allocated_mib": 2100.0}
         )  # fmt: skip
+    interleave(measurements, start - timedelta(minutes=20))
     return {
         "schema_version": "1.0",
         "payload": {
@@ -178,8 +179,8 @@ def submission_document(
                 "power_sampling_hz": 10.0,
                 "window_min_s": 10.0,
                 "warmup_windows": 1,
-                "min_windows": 5,
-                "max_windows": 30,
+                "min_windows": n_windows,
+                "max_windows": n_windows,
                 "target_ci_pct": 0.5,
                 "order": "interleaved",
                 "random_delay_max_s": 0.1,
@@ -193,6 +194,19 @@ def submission_document(
             "example": example,
         },
     }
+
+
+def interleave(measurements: list[dict[str, Any]], first: datetime, gap_s: float = 0.3) -> None:
+    """Start times as one GPU runs them: the warm-ups, then round after round, each window after the last."""
+    clock = first
+    order = [m["warmup"] for m in measurements] + [
+        [m["windows"][i]] for i in range(max(len(m["windows"]) for m in measurements)) for m in measurements
+        if i < len(m["windows"])
+    ]  # fmt: skip
+    for group in order:
+        for w in group:
+            w["started_at"] = clock.isoformat().replace("+00:00", "Z")
+            clock += timedelta(seconds=w["duration_s"] + gap_s)
 
 
 def make_submission(seed: int = 0, **kwargs: Any) -> Submission:

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-import sshsig
-from pydantic import ValidationError
-
 from ecocompute.schema.errors import SignatureError
-from ecocompute.schema.io import KNOWN_VERSIONS
+from ecocompute.schema.io import KNOWN_VERSIONS, SchemaError, submission_from_json
 from ecocompute.schema.models import Measurement, Payload, Submission
-from ecocompute.schema.signing import verify_document
+from ecocompute.schema.signing import AllowedSigners, UnknownSignerError, verify_document
 from ecocompute.validate.findings import Finding, finding
 from ecocompute.validate.paths import submission_relpath
 
@@ -48,12 +46,16 @@ def check_version(document: Any) -> list[Finding]:
     return []
 
 
-def check_schema(document: dict[str, Any]) -> tuple[Submission | None, list[Finding]]:
-    """Validate the document against the models; one finding per problem (at most 20)."""
+def check_schema(data: bytes) -> tuple[Submission | None, list[Finding]]:
+    """Validate the file's JSON against the strict models, as ``verify`` and the JSON Schema do.
+
+    No ``"3328"`` for an integer, no ``"yes"`` or 1 for a boolean, no number for a date. One finding per
+    problem (at most 20).
+    """
     try:
-        return Submission.model_validate(document), []
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
+        return submission_from_json(data), []
+    except SchemaError as exc:
+        errors = exc.errors
         found = [finding("E-SCHEMA", loc_path(err["loc"]), err["msg"]) for err in errors[:MAX_SCHEMA_FINDINGS]]
         if len(errors) > MAX_SCHEMA_FINDINGS:
             found.append(finding("E-SCHEMA", "", f"... and {len(errors) - MAX_SCHEMA_FINDINGS} more schema errors"))
@@ -61,13 +63,16 @@ def check_schema(document: dict[str, Any]) -> tuple[Submission | None, list[Find
 
 
 def check_signature(
-    document: dict[str, Any], submission: Submission, allowed: dict[str, list[sshsig.PublicKey]]
+    document: dict[str, Any], submission: Submission, allowed: AllowedSigners, now: datetime | None = None
 ) -> list[Finding]:
-    """The signature exists, its signer has a key in allowed_signers, and it verifies the content."""
+    """The signature exists, its signer has a usable key in allowed_signers, and it verifies the content.
+
+    A line is usable as ``ssh-keygen -Y verify`` would use it at ``now``: its namespaces and validity window.
+    """
     signature = submission.signature
     if signature is None:
         return [finding("E-UNSIGNED", "signature", "not signed: run `ecocompute sign FILE --key KEY --signer LOGIN`")]
-    if signature.signer.lower() not in allowed:
+    if signature.signer not in allowed and not allowed.problems_for(signature.signer):
         return [
             finding(
                 "E-SIGNER-UNKNOWN",
@@ -77,7 +82,9 @@ def check_signature(
             )
         ]
     try:
-        verify_document(document, allowed)
+        verify_document(document, allowed, now=now)
+    except UnknownSignerError as exc:
+        return [finding("E-SIGNER-UNKNOWN", "signature.signer", str(exc))]
     except SignatureError as exc:
         return [finding("E-SIGNATURE", "signature", f"{exc}; re-sign the file after your last edit")]
     return []
@@ -204,4 +211,11 @@ def check_example(payload: Payload) -> list[Finding]:
     """Example data is reported, so nobody mistakes it for a measurement."""
     if not payload.example:
         return []
-    return [finding("W-EXAMPLE", "payload.example", "marked as an example: it is not a measurement")]
+    return [
+        finding(
+            "W-EXAMPLE",
+            "payload.example",
+            "marked as an example: it is not a measurement, is never published, and its timeline and stopping "
+            "rule are not checked",
+        )
+    ]

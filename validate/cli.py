@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 import typer
@@ -17,8 +18,9 @@ from ecocompute.console import out
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.io import write_text_atomic
 from ecocompute.schema.models import GITHUB_LOGIN_PATTERN
+from ecocompute.schema.signing import read_signers_file
 from ecocompute.validate import gitdiff, report
-from ecocompute.validate.core import DEFAULT_MAX_CV_PCT, FileResult, discover, validate_files
+from ecocompute.validate.core import DEFAULT_MAX_CV_PCT, FileResult, discover, signer_line_problems, validate_files
 from ecocompute.validate.signers import signer_problems
 
 PATHS_ARG = typer.Argument(
@@ -39,14 +41,20 @@ def _login(value: str | None) -> str | None:
 
 
 def _expand(paths: list[Path]) -> list[Path]:
+    """Files of the named paths: a folder's files, a file itself.
+
+    A path that cannot be examined is kept as is, so the validator reports it (E-READ) instead of stopping.
+    """
     files: list[Path] = []
     for path in paths:
-        if path.is_dir() and not path.is_symlink():
-            files += discover(path)
-        elif path.exists() or path.is_symlink():
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            raise UsageError(f"{report.clean(path)} does not exist: pass submission files or folders") from None
+        except OSError:
             files.append(path)
-        else:
-            raise UsageError(f"{path} does not exist: pass submission files or folders")
+            continue
+        files += discover(path) if stat.S_ISDIR(mode) else [path]
     return files
 
 
@@ -58,18 +66,20 @@ def select_files(paths: list[Path] | None, changed_since: str | None, root: Path
         return gitdiff.changed_files(changed_since, root)
     if paths:
         return _expand(paths)
-    if not root.is_dir():
-        raise UsageError(f"{root} is not a folder: pass --root or the files to validate")
+    if not Path(root).is_dir():
+        raise UsageError(f"{report.clean(root)} is not a folder: pass --root or the files to validate")
     return discover(root)
 
 
 def _write_report(path: Path, text: str, root: Path) -> None:
     if Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root)):
-        raise UsageError(f"{path} is inside {root}: the validator never writes there; pick another path")
+        raise UsageError(
+            f"{report.clean(path)} is inside {report.clean(root)}: the validator never writes there; pick another path"
+        )
     try:
         write_text_atomic(path, text)
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {report.clean(path)}: {exc.strerror or exc}") from None
 
 
 def _summary_table(results: list[FileResult]) -> Table:
@@ -121,17 +131,26 @@ def validate(
     """
     files = select_files(paths, changed_since, root)
     results = validate_files(
-        files, allowed_signers=allowed_signers, submissions_root=root, pr_author=_login(pr_author), max_cv_pct=max_cv
+        files,
+        allowed_signers=allowed_signers,
+        submissions_root=root,
+        pr_author=_login(pr_author),
+        max_cv_pct=max_cv,
+        keep_submissions=False,
     )
+    problems = signer_line_problems(allowed_signers)
     if report_md is not None:
-        _write_report(report_md, report.markdown_report(results), root)
+        _write_report(report_md, report.markdown_report(results, problems), root)
     if annotate if annotate is not None else os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in report.annotation_lines(results):
+        for line in report.annotation_lines(results, problems):
             typer.echo(line, err=as_json)
     if as_json:
-        typer.echo(report.json_report(results))
+        typer.echo(report.json_report(results, problems))
     else:
         out.print(_summary_table(results))
+        for f in problems:
+            where = escape(report.clean(allowed_signers))
+            out.print(f"[yellow]{f.code}[/] {where} {f.path}: {escape(report.clean(f.message))}")
         _print_findings(results)
         if not results:
             out.print("no submission files to validate")
@@ -160,11 +179,17 @@ def validate_signers(
     """
     login = _login(pr_author) or ""
     try:
-        new_text = file.read_text(encoding="utf-8") if file.exists() else ""
         keys_text = published_keys.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {file} or {published_keys}: {exc}") from None
-    problems = signer_problems(gitdiff.text_at(changed_since, file), new_text, login, keys_text)
+        raise UsageError(f"cannot read {report.clean(published_keys)}: {exc}") from None
+    problems: list[str] = []
+    new_text = ""
+    if os.path.lexists(file):
+        try:
+            new_text = read_signers_file(file)
+        except UsageError as exc:  # a symlink, a folder, not UTF-8: the change itself is what is wrong
+            problems.append(str(exc))
+    problems += signer_problems(gitdiff.text_at(changed_since, file), new_text, login, keys_text)
     for problem in problems:
         text = report.clean(problem).replace("`", "'")  # the PR comment shows it inside a code block
         out.print(f"[red]rejected[/] {escape(report.clean(file))}: {escape(text)}")

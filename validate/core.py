@@ -4,47 +4,88 @@
                              submissions_root=Path("submissions"))
     accepted = [r for r in results if r.accepted]
 
-Reading a file's bytes is the only I/O; nothing is executed, imported or unpickled, nothing written.
+Reading a file's bytes is the only I/O; nothing is executed, imported or unpickled, nothing written. Each
+file is checked on its own (in worker processes when there are many), then copies are looked for across the
+batch and the tree, in one linear pass over an index of measured windows (:mod:`ecocompute.validate.identity`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import rfc8785
-import sshsig
-
+from ecocompute.schema.derive import Derived
 from ecocompute.schema.models import Measurement, Payload, Submission
-from ecocompute.schema.signing import parse_allowed_signers
-from ecocompute.validate import checks, windows
+from ecocompute.schema.signing import AllowedSigners, parse_allowed_signers
+from ecocompute.validate import checks, physics, windows
 from ecocompute.validate.findings import GATE_CODES, Finding, finding
 from ecocompute.validate.gpus import GENERIC, GpuBounds, bounds_for
+from ecocompute.validate.identity import Identity, Index, document_keys, submission_id_of
 from ecocompute.validate.raw import MAX_FILE_BYTES, check_bytes, check_size
 
 DEFAULT_MAX_CV_PCT = 2.0
-IGNORED_FIELDS = ("submission_id", "created_at")
+PARALLEL_FROM = 64  # files; below this one process is faster than starting workers
+MAX_WORKERS = 8
+
+__all__ = [
+    "DEFAULT_MAX_CV_PCT",
+    "FileResult",
+    "Options",
+    "Summary",
+    "accepted_paths",
+    "discover",
+    "submission_id_of",
+    "validate_files",
+]
+
+
+@dataclass(frozen=True)
+class MeasurementSummary:
+    """What the reports show of one measurement: its precision, window count, derived figures or error."""
+
+    precision: str
+    windows: int
+    derived: Derived | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the reports show of one schema-valid submission (kept when the submission itself is not)."""
+
+    submission_id: str
+    gpu_name: str
+    architecture: str
+    weights: str
+    stack: str
+    batch_size: int
+    signer: str | None
+    measurements: tuple[MeasurementSummary, ...]
 
 
 @dataclass(frozen=True)
 class FileResult:
     """What the validator found in one file.
 
-    ``submission`` is the parsed document when it follows the schema (even if other checks failed);
-    ``content_sha256`` is the SHA-256 of the file's raw bytes when they could be read.
+    ``submission`` is the parsed document when it follows the schema (even if other checks failed) and the
+    caller kept submissions; ``summary`` what the reports need of it; ``content_sha256`` is the SHA-256 of the
+    file's raw bytes when they could be read.
     """
 
     path: Path
     findings: tuple[Finding, ...]
     submission: Submission | None
     content_sha256: str | None
+    summary: Summary | None = None
 
     @property
     def accepted(self) -> bool:
@@ -86,43 +127,49 @@ class FileResult:
 class Options:
     """Everything a content check needs beside the document."""
 
-    allowed: dict[str, list[sshsig.PublicKey]]
+    allowed: AllowedSigners
     pr_author: str | None = None
     max_cv_pct: float = DEFAULT_MAX_CV_PCT
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
+# ---- the file system: which files, where the file is, and its bytes --------------------------------
+
+
+def _entries(root: Path) -> Iterator[Path]:
+    """Every ``*.json`` file, special file, symlinked folder and unreadable folder under ``root``."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            yield folder  # validate_files names why it cannot be listed
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                yield path
+                continue
+            if stat.S_ISDIR(mode):
+                stack.append(path)
+            elif stat.S_ISLNK(mode):
+                if entry.name.endswith(".json") or path.is_dir():
+                    yield path
+            elif not stat.S_ISREG(mode) or entry.name.endswith(".json"):
+                yield path
+
+
 def discover(submissions_root: Path) -> list[Path]:
-    """Every ``*.json`` file under ``submissions_root``, sorted (symlinked folders are not entered)."""
-    found: list[Path] = []
-    for folder, _dirs, files in os.walk(submissions_root, followlinks=False):
-        found.extend(Path(folder) / name for name in files if name.endswith(".json"))
-    return sorted(found)
+    """Every ``*.json`` file under ``submissions_root``, sorted, with every path validation must report.
 
-
-def payload_hash(document: Any) -> str | None:
-    """SHA-256 of the RFC 8785 canonical payload without submission_id and created_at (None if unreadable).
-
-    Two submissions with the same hash hold the same measurement, whatever their id or date.
+    Symbolic links (to files or folders), folders that cannot be listed and special files (FIFOs, sockets,
+    devices: never opened) are listed too, so each becomes a finding instead of being skipped in silence.
     """
-    payload = document.get("payload") if isinstance(document, dict) else None
-    if not isinstance(payload, dict):
-        return None
-    body = {key: value for key, value in payload.items() if key not in IGNORED_FIELDS}
-    try:
-        return hashlib.sha256(rfc8785.dumps(body)).hexdigest()
-    except Exception:  # rfc8785 rejects some numbers; such a file is rejected by other checks
-        return None
-
-
-def submission_id_of(document: Any) -> str | None:
-    """The document's payload.submission_id when it is a string."""
-    payload = document.get("payload") if isinstance(document, dict) else None
-    value = payload.get("submission_id") if isinstance(payload, dict) else None
-    return value if isinstance(value, str) else None
-
-
-# ---- the file system: where the file is, and its bytes -------------------------------------------
+    return sorted(_entries(Path(submissions_root)))
 
 
 def _absolute(path: Path) -> Path:
@@ -151,6 +198,17 @@ def locate(path: Path, root: Path) -> tuple[PurePosixPath | None, list[Finding]]
     return PurePosixPath(*rel.parts), []
 
 
+def _not_a_file(path: Path, mode: int) -> Finding:
+    if stat.S_ISDIR(mode):
+        try:
+            next(iter(path.iterdir()), None)
+        except OSError as exc:
+            return finding("E-READ", "", f"cannot list the folder {path}: {exc.strerror or exc}")
+        return finding("E-READ", "", f"{path} is a folder, not a submission file")
+    kind = "named pipe (FIFO)" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device or special file"
+    return finding("E-SPECIAL", "", f"{path} is a {kind}: skipped, never opened; commit regular files only")
+
+
 def read_file(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, list[Finding]]:
     """The bytes of a regular file of at most ``limit`` bytes, or findings saying why not."""
     try:
@@ -160,7 +218,7 @@ def read_file(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, li
     if stat.S_ISLNK(info.st_mode):
         return None, [finding("E-SYMLINK", "", f"{path} is a symbolic link: commit the file itself")]
     if not stat.S_ISREG(info.st_mode):
-        return None, [finding("E-READ", "", f"{path} is not a regular file")]
+        return None, [_not_a_file(path, info.st_mode)]
     too_big = check_size(info.st_size, limit)
     if too_big:
         return None, too_big
@@ -168,6 +226,8 @@ def read_file(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, li
     try:
         fd = os.open(path, flags)
         with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped after the lstat
+                return None, [finding("E-SPECIAL", "", f"{path} is not a regular file: skipped")]
             data = handle.read(limit + 1)
     except OSError as exc:
         return None, [finding("E-READ", "", f"cannot read {path}: {exc.strerror or exc}")]
@@ -182,24 +242,30 @@ def _measurement_findings(submission: Submission, options: Options) -> list[Find
     known = bounds_for(p.hardware.gpu_name)
     bounds = known or GENERIC
     found = checks.check_fingerprint(p) + checks.check_example(p)
-    found += windows.check_hardware(p.hardware, known) + windows.check_idle(p.idle, p.hardware, bounds)
-    found += windows.check_created_at(p, options.now)
+    found += windows.check_hardware(p.hardware, known, p.example) + windows.check_idle(p.idle, p.hardware, bounds)
+    found += windows.check_created_at(p, options.now) + physics.check_session_span(p) + physics.check_params(p)
     found += checks.check_repeated_precisions(p.measurements) + checks.check_baseline(p.measurements)
+    if not p.example:  # synthetic data (never published) need not replay a run's timeline
+        found += physics.check_timeline(p) + physics.check_stopping_rule(p)
+    found += physics.check_repeated_windows(p)
     for i, m in enumerate(p.measurements):
         found += checks.check_measurement_state(m, i) + checks.check_quantization(m, i)
-        found += windows.check_time_range(m, p.created_at, i)
+        found += windows.check_time_range(m, p.created_at, i) + windows.check_window_indices(m, i)
         if m.error is not None or not m.windows:
             continue
-        found += _window_findings(m, p, bounds, options, i)
+        found += _window_findings(m, p, bounds, known, options, i)
     return found
 
 
-def _window_findings(m: Measurement, p: Payload, bounds: GpuBounds, options: Options, i: int) -> list[Finding]:
+def _window_findings(
+    m: Measurement, p: Payload, bounds: GpuBounds, known: GpuBounds | None, options: Options, i: int
+) -> list[Finding]:
     tokens = windows.check_tokens(m, p.workload, i)
     found = windows.check_window_count(m, p.method, i) + windows.check_window_durations(m, p.method, i)
-    found += windows.check_window_indices(m, i) + windows.check_time_order(m, i)
-    found += tokens + windows.check_throughput(m, p.workload, i)
+    found += windows.check_time_order(m, i) + windows.check_window_limits(m, known, i)
+    found += tokens + windows.check_throughput(m, p.workload, i) + physics.check_bandwidth(m, p, bounds, i)
     found += windows.check_power(m, p.hardware, bounds, i) + windows.check_integral(m, i)
+    found += physics.check_idle_below_load(m, p, i)
     found += windows.check_temperatures(m, i) + windows.check_clocks(m, bounds, i)
     found += windows.check_warmup(m, p.method, i) + windows.check_throttle(m, i) + windows.check_shared(m, i)
     if not tokens:  # J/token of a window whose token count is wrong means nothing
@@ -215,16 +281,21 @@ def _guarded(check: Callable[[], list[Finding]]) -> list[Finding]:
 
 
 def check_document(
-    document: Any, relpath: PurePosixPath | None, options: Options
+    document: Any, relpath: PurePosixPath | None, options: Options, data: bytes | None = None
 ) -> tuple[Submission | None, list[Finding]]:
-    """Every check of a parsed document (duplicates aside); ``relpath`` is relative to the submissions root."""
+    """Every check of a parsed document (copies aside); ``relpath`` is relative to the submissions root.
+
+    ``data`` is the file's JSON text the document was parsed from (default: the document written as JSON).
+    """
     found = checks.check_version(document)
     if found:
         return None, found
-    submission, found = checks.check_schema(document)
+    if data is None:
+        data = json.dumps(document, allow_nan=False).encode("utf-8")
+    submission, found = checks.check_schema(data)
     if submission is None:
         return None, found
-    found += _guarded(lambda: checks.check_signature(document, submission, options.allowed))
+    found += _guarded(lambda: checks.check_signature(document, submission, options.allowed, options.now))
     found += _guarded(lambda: checks.check_signer(submission, options.pr_author))
     if relpath is not None:
         found += _guarded(lambda: checks.check_path(relpath, submission))
@@ -235,45 +306,54 @@ def check_document(
 def check_bytes_and_document(
     data: bytes, relpath: PurePosixPath | None, options: Options
 ) -> tuple[Any, Submission | None, list[Finding]]:
-    """Byte checks, the parse and every document check: (document, submission, findings)."""
+    """The strict parse and every document check: (document, submission, findings)."""
     document, found = check_bytes(data)
     if found:
         return None, None, found
-    submission, found = check_document(document, relpath, options)
+    submission, found = check_document(document, relpath, options, data)
     return document, submission, found
 
 
-# ---- duplicates across the tree and the batch ---------------------------------------------------
+def summarize(submission: Submission) -> Summary:
+    """What the reports show of a submission."""
+    from ecocompute.validate.windows import safe_derive
+
+    p = submission.payload
+    rows = []
+    for m in p.measurements:
+        derived = safe_derive(m.windows, p.idle.power_w) if m.windows else None
+        rows.append(
+            MeasurementSummary(
+                m.precision.value, len(m.windows), None if isinstance(derived, str) else derived, m.error
+            )
+        )
+    signer = submission.signature.signer if submission.signature else None
+    w = p.workload
+    return Summary(
+        p.submission_id,
+        p.hardware.gpu_name,
+        w.architecture,
+        w.weights,
+        w.stack.value,
+        w.batch_size,
+        signer,
+        tuple(rows),
+    )
+
+
+# ---- one file, in a worker -------------------------------------------------------------------------
 
 
 @dataclass
-class _Identities:
-    ids: dict[str, list[str]] = field(default_factory=dict)
-    hashes: dict[str, list[str]] = field(default_factory=dict)
+class _Examined:
+    """One file checked on its own: what the copy check and the result need."""
 
-    def add(self, name: str, sub_id: str | None, digest: str | None) -> None:
-        if sub_id is not None:
-            self.ids.setdefault(sub_id, []).append(name)
-        if digest is not None:
-            self.hashes.setdefault(digest, []).append(name)
-
-
-def _existing_document(path: Path) -> Any:
-    try:
-        if path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return None
-
-
-def _index_existing(root: Path, skip: set[str]) -> _Identities:
-    index = _Identities()
-    for path in discover(root):
-        if os.path.realpath(path) not in skip:
-            document = _existing_document(path)
-            index.add(_display(path, root), submission_id_of(document), payload_hash(document))
-    return index
+    path: Path
+    findings: list[Finding]
+    identity: Identity
+    submission: Submission | None = None
+    sha256: str | None = None
+    summary: Summary | None = None
 
 
 def _display(path: Path, root: Path) -> str:
@@ -283,43 +363,69 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def duplicate_findings(name: str, sub_id: str | None, digest: str | None, index: _Identities) -> list[Finding]:
-    """E-DUPLICATE-ID / E-DUPLICATE-PAYLOAD when another file than ``name`` holds this id or this payload hash."""
-    found = []
-    others = [n for n in index.ids.get(sub_id or "", []) if n != name] if sub_id else []
-    if others:
-        found.append(finding("E-DUPLICATE-ID", "payload.submission_id", f"{sub_id} is also in {', '.join(others)}"))
-    others = [n for n in index.hashes.get(digest or "", []) if n != name] if digest else []
-    if others:
-        where = ", ".join(others)
-        found.append(finding("E-DUPLICATE-PAYLOAD", "payload", f"the same measurement is already in {where}"))
-    return found
-
-
-# ---- the whole run ------------------------------------------------------------------------------
-
-
-@dataclass
-class _Pending:
-    path: Path
-    name: str
-    document: Any
-    submission: Submission | None
-    findings: list[Finding]
-    sha256: str | None
-
-
-def _check_one(path: Path, root: Path, options: Options) -> _Pending:
+def _examine(path: Path, root: Path, options: Options, keep: bool) -> _Examined:
     name = _display(path, root)
     relpath, found = locate(path, root)
     if any(f.code == "E-SYMLINK" for f in found):
-        return _Pending(path, name, None, None, found, None)
+        return _Examined(path, found, Identity(name, None))
     data, read_problems = read_file(path)
     if data is None or read_problems:
-        return _Pending(path, name, None, None, found + read_problems, None)
+        return _Examined(path, found + read_problems, Identity(name, None))
     digest = hashlib.sha256(data).hexdigest()
     document, submission, content = check_bytes_and_document(data, relpath, options)
-    return _Pending(path, name, document, submission, found + content, digest)
+    identity = Identity(name, submission_id_of(document), _guarded_keys(document))
+    summary = summarize(submission) if submission is not None else None
+    return _Examined(path, found + content, identity, submission if keep else None, digest, summary)
+
+
+def _guarded_keys(document: Any) -> list[tuple[str, bytes]]:
+    try:
+        return document_keys(document)
+    except Exception:
+        return []
+
+
+def _identity_only(path: Path, root: Path) -> Identity:
+    """The id and window keys of a file already in the tree (read leniently: it is only compared against)."""
+    name = _display(path, root)
+    data, problems = read_file(path)
+    if data is None or problems:
+        return Identity(name, None)
+    document, found = check_bytes(data)
+    if found:
+        return Identity(name, None)
+    return Identity(name, submission_id_of(document), _guarded_keys(document))
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _work_examine(path: Path) -> _Examined:
+    return _examine(path, _WORKER["root"], _WORKER["options"], _WORKER["keep"])
+
+
+def _work_identity(path: Path) -> Identity:
+    return _identity_only(path, _WORKER["root"])
+
+
+def _workers(n_files: int, requested: int | None) -> int:
+    if requested is not None:
+        return max(1, requested)
+    if n_files < PARALLEL_FROM or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_WORKERS))
+
+
+def _map(function: Callable[[Path], Any], paths: Sequence[Path], workers: int) -> Iterator[Any]:
+    """``function`` over ``paths`` in order, in ``workers`` forked processes (or in this one)."""
+    if workers <= 1 or len(paths) < 2:
+        yield from map(function, paths)
+        return
+    context = multiprocessing.get_context("fork")
+    chunk = max(1, min(64, len(paths) // (workers * 8)))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        yield from pool.map(function, paths, chunksize=chunk)
 
 
 def validate_files(
@@ -330,29 +436,46 @@ def validate_files(
     pr_author: str | None = None,
     max_cv_pct: float = DEFAULT_MAX_CV_PCT,
     now: datetime | None = None,
+    keep_submissions: bool = True,
+    workers: int | None = None,
 ) -> list[FileResult]:
     """Validate each file of ``paths`` (in order) as a submission under ``submissions_root``.
 
-    ``allowed_signers`` is an OpenSSH allowed_signers file (raises UsageError when unreadable);
-    ``pr_author`` the login the signer must equal; ``max_cv_pct`` the CV gate; ``now`` the time that
-    "in the future" is measured against (default: the current UTC time). Duplicates are looked for
-    among the other files of the batch and every ``*.json`` under ``submissions_root``.
+    ``allowed_signers`` is an OpenSSH allowed_signers file (raises UsageError when unreadable or not a
+    regular file; a line it cannot use only fails the signatures that need it); ``pr_author`` the login the
+    signer must equal; ``max_cv_pct`` the CV gate; ``now`` the time that "in the future" and the keys'
+    validity are measured against (default: the current UTC time). Copies are looked for among the other
+    files of the batch and every ``*.json`` under ``submissions_root``: files already in the tree hold
+    their windows first, then the batch in order. ``keep_submissions=False`` drops each parsed submission
+    once checked (the reports need only ``summary``), so memory stays small for any number of files.
+    ``workers``: processes to check files in (default: one per core from 64 files).
     """
     options = Options(parse_allowed_signers(allowed_signers), pr_author, max_cv_pct, now or datetime.now(UTC))
-    pending = [_check_one(Path(path), submissions_root, options) for path in paths]
-    batch_paths = {os.path.realpath(item.path) for item in pending}
-    index = _index_existing(submissions_root, batch_paths)
-    identities = [(submission_id_of(item.document), payload_hash(item.document)) for item in pending]
-    for item, (sub_id, digest) in zip(pending, identities, strict=True):
-        index.add(item.name, sub_id, digest)
-    return [_finish(item, *ids, index) for item, ids in zip(pending, identities, strict=True)]
+    paths = [Path(p) for p in paths]
+    batch = {os.path.realpath(p) for p in paths}
+    existing = [p for p in discover(submissions_root) if os.path.realpath(p) not in batch]
+    n_workers = _workers(len(paths) + len(existing), workers)
+    _WORKER.update(root=submissions_root, options=options, keep=keep_submissions)
+    index = Index()
+    for identity in _map(_work_identity, existing, n_workers):
+        index.add(identity)
+    results = []
+    for item in _map(_work_examine, paths, n_workers):
+        item_identity = item.identity
+        found = item.findings + _guarded(lambda: index.findings(item_identity))  # noqa: B023 - called at once
+        index.add(item_identity)
+        results.append(FileResult(item.path, tuple(found), item.submission, item.sha256, item.summary))
+    _WORKER.clear()
+    return results
 
 
-def _finish(item: _Pending, sub_id: str | None, digest: str | None, index: _Identities) -> FileResult:
-    found = list(item.findings)
-    if item.document is not None:
-        found += _guarded(lambda: duplicate_findings(item.name, sub_id, digest, index))
-    return FileResult(item.path, tuple(found), item.submission, item.sha256)
+def signer_line_problems(allowed_signers: Path) -> list[Finding]:
+    """One W-SIGNERS-LINE finding per allowed_signers line the verifier cannot use (the others still count)."""
+    allowed = parse_allowed_signers(allowed_signers)
+    return [
+        finding("W-SIGNERS-LINE", f"line {p.number}", f"{p.reason}; the line is not used to verify anything")
+        for p in allowed.problems
+    ]
 
 
 def accepted_paths(results: Iterable[FileResult]) -> list[Path]:

@@ -1,8 +1,10 @@
-"""Per-GPU plausibility bounds, read from the CSV shipped as package data (``data/gpus.csv``).
+"""Reference data the physics checks read, shipped as CSV package data.
 
-A row applies to a GPU whose slug equals the row's ``match`` or starts with ``match`` followed by a
-hyphen ("nvidia-h100-80gb-hbm3" matches "nvidia-h100"); the longest match wins. Unknown GPUs get
-:data:`GENERIC` and a W-GPU-UNKNOWN warning.
+``data/gpus.csv``: per GPU model the power-limit range, memory range, memory bandwidth, idle floor and
+maximum SM clock, each row with its source. A row applies to a GPU whose slug equals the row's ``match``
+or starts with ``match`` followed by a hyphen ("nvidia-h100-80gb-hbm3" matches "nvidia-h100"); the longest
+match wins. A GPU no row matches is an error (E-GPU-UNKNOWN): its bounds are added to the table in the same
+pull request. ``data/architectures.csv``: the parameter count of each architecture the collector knows.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ecocompute.validate.paths import gpu_slug
 
 @dataclass(frozen=True)
 class GpuBounds:
-    """What a plausible measurement on one GPU model looks like (power in W, memory in MiB)."""
+    """What a plausible measurement on one GPU model looks like (power in W, memory in MiB, bandwidth in GB/s)."""
 
     match: str
     name: str
@@ -28,6 +30,7 @@ class GpuBounds:
     memory_mib_max: int
     idle_floor_w: float
     sm_clock_max_mhz: float
+    memory_bandwidth_gbps: float = 10_000.0
 
     @property
     def power_floor_w(self) -> float:
@@ -35,7 +38,8 @@ class GpuBounds:
         return 0.5 * self.idle_floor_w
 
 
-GENERIC = GpuBounds("", "unknown GPU", 10.0, 1500.0, 1, 10**9, 40.0, 3500.0)
+# Only for submissions marked ``example: true`` (never published): a GPU the table does not know.
+GENERIC = GpuBounds("", "unknown GPU", 10.0, 1500.0, 1, 10**9, 40.0, 3500.0, 10_000.0)
 
 
 def _row(record: dict[str, str]) -> GpuBounds:
@@ -48,14 +52,19 @@ def _row(record: dict[str, str]) -> GpuBounds:
         memory_mib_max=int(record["memory_mib_max"]),
         idle_floor_w=float(record["idle_floor_w"]),
         sm_clock_max_mhz=float(record["sm_clock_max_mhz"]),
+        memory_bandwidth_gbps=float(record["memory_bandwidth_gbps"]),
     )
+
+
+def _csv(name: str) -> list[dict[str, str]]:
+    text = resources.files("ecocompute.validate").joinpath(f"data/{name}").read_text(encoding="utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
 
 
 @lru_cache(maxsize=1)
 def gpu_table() -> tuple[GpuBounds, ...]:
-    """Every row of the shipped table."""
-    text = resources.files("ecocompute.validate").joinpath("data/gpus.csv").read_text(encoding="utf-8")
-    return tuple(_row(record) for record in csv.DictReader(io.StringIO(text)))
+    """Every row of the shipped GPU table."""
+    return tuple(_row(record) for record in _csv("gpus.csv"))
 
 
 def bounds_for(gpu_name: str) -> GpuBounds | None:
@@ -63,3 +72,9 @@ def bounds_for(gpu_name: str) -> GpuBounds | None:
     slug = gpu_slug(gpu_name)
     matches = [row for row in gpu_table() if slug == row.match or slug.startswith(row.match + "-")]
     return max(matches, key=lambda row: len(row.match)) if matches else None
+
+
+@lru_cache(maxsize=1)
+def architecture_params() -> dict[str, int]:
+    """Architecture name -> its parameter count (embeddings and the LM head included)."""
+    return {record["architecture"]: int(record["params_total"]) for record in _csv("architectures.csv")}

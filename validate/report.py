@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.schema.derive import Derived
-from ecocompute.validate.core import FileResult
+from ecocompute.validate.core import FileResult, Summary, summarize
 from ecocompute.validate.findings import Finding
-from ecocompute.validate.windows import safe_derive
 
 MARKER = "<!-- ecocompute-validate-report -->"
 MAX_REPORT_CHARS = 60_000  # a GitHub comment holds 65,536
@@ -26,8 +25,14 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~@])")
 
 
 def clean(text: object, limit: int = MAX_TEXT) -> str:
-    """``text`` on one line, without control characters, at most ``limit`` characters."""
-    line = _CONTROL.sub("?", str(text))
+    r"""``text`` on one line, without control characters, at most ``limit`` characters.
+
+    Bytes of a file name that are not UTF-8 (surrogate escapes) are written as ``\\xNN``, so any name prints.
+    """
+    raw = str(text)
+    if not raw.isascii():
+        raw = raw.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    line = _CONTROL.sub("?", raw)
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -63,26 +68,24 @@ def _belongs(finding: Finding, prefix: str) -> bool:
     return finding.path == prefix or finding.path.startswith((prefix + ".", prefix + "["))
 
 
+def _summary(result: FileResult) -> Summary | None:
+    if result.summary is not None:
+        return result.summary
+    return summarize(result.submission) if result.submission is not None else None
+
+
 def measurement_rows(result: FileResult) -> list[MeasurementRow]:
     """The table rows of one file's submission (empty when it did not follow the schema)."""
-    if result.submission is None:
+    summary = _summary(result)
+    if summary is None:
         return []
-    payload = result.submission.payload
     rows = []
-    for i, m in enumerate(payload.measurements):
-        derived = safe_derive(m.windows, payload.idle.power_w) if m.windows else None
+    rejections = result.rejections
+    for i, m in enumerate(summary.measurements):
         prefix = f"payload.measurements[{i}]"
-        bad = any(f in result.rejections and _belongs(f, prefix) for f in result.findings)
+        bad = any(_belongs(f, prefix) for f in rejections)
         rows.append(
-            MeasurementRow(
-                i,
-                m.precision.value,
-                len(m.windows),
-                derived if not isinstance(derived, str) else None,
-                m.error,
-                not bad,
-                result.measurement_passes_cv_gate(i),
-            )
+            MeasurementRow(i, m.precision, m.windows, m.derived, m.error, not bad, result.measurement_passes_cv_gate(i))
         )
     return rows
 
@@ -110,12 +113,11 @@ def _row_md(row: MeasurementRow) -> str:
 def _file_md(result: FileResult) -> list[str]:
     icon = ("✅" if result.passes_cv_gate else "⚠️") if result.accepted else "❌"
     lines = [f"### {icon} {md(result.path, 200)}: {verdict(result)}", ""]
-    if result.submission is not None:
-        p = result.submission.payload
+    s = _summary(result)
+    if s is not None:
         lines += [
-            f"{md(p.hardware.gpu_name, 80)} · {md(p.workload.architecture, 80)} ({p.workload.weights}) · "
-            f"{p.workload.stack.value} · batch {p.workload.batch_size} · signer "
-            f"{md(result.submission.signature.signer if result.submission.signature else 'none')}",
+            f"{md(s.gpu_name, 80)} · {md(s.architecture, 80)} ({md(s.weights, 20)}) · {md(s.stack, 20)} · "
+            f"batch {s.batch_size} · signer {md(s.signer or 'none')}",
             "",
             "| precision | J/token | 95% CI (J) | CV % | windows | verdict |",
             "|---|---:|---:|---:|---:|---|",
@@ -131,7 +133,15 @@ def _file_md(result: FileResult) -> list[str]:
     return lines
 
 
-def markdown_report(results: Sequence[FileResult]) -> str:
+def _signers_md(problems: Sequence[Finding]) -> list[str]:
+    if not problems:
+        return []
+    lines = ["### ⚠️ allowed_signers", "", "| | code | where | finding |", "|---|---|---|---|"]
+    lines += [f"| ⚠️ | {f.code} | {md(f.path)} | {md(f.message)} |" for f in problems]
+    return [*lines, ""]
+
+
+def markdown_report(results: Sequence[FileResult], signer_problems: Sequence[Finding] = ()) -> str:
     """A markdown report: a summary line, then per file a table of measurements and every finding."""
     rejected = sum(not r.accepted for r in results)
     all_tier = sum(r.accepted and not r.passes_cv_gate for r in results)
@@ -141,7 +151,7 @@ def markdown_report(results: Sequence[FileResult]) -> str:
     lines = [MARKER, f"## ecocompute validation: {head}", ""]
     if not results:
         lines.append("No submission files to validate.")
-    body: list[str] = []
+    body: list[str] = _signers_md(signer_problems)
     for result in results:
         body += _file_md(result)
     body.append("Every finding code is explained in docs/validator.md.")
@@ -159,7 +169,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation_lines(results: Sequence[FileResult]) -> list[str]:
+def annotation_lines(results: Sequence[FileResult], signer_problems: Sequence[Finding] = ()) -> list[str]:
     """GitHub workflow commands (``::error file=...::``), one per finding."""
     lines = []
     for result in results:
@@ -168,6 +178,9 @@ def annotation_lines(results: Sequence[FileResult]) -> list[str]:
             props = f"file={_escape_property(clean(result.path))},title={_escape_property(f.code)}"
             where = f" ({clean(f.path)})" if f.path else ""
             lines.append(f"::{level} {props}::{_escape_data(clean(f.message) + where)}")
+    for f in signer_problems:
+        props = f"file=submissions/allowed_signers,title={_escape_property(f.code)}"
+        lines.append(f"::warning {props}::{_escape_data(clean(f.path + ': ' + f.message))}")
     return lines
 
 
@@ -186,14 +199,14 @@ def result_json(result: FileResult) -> dict[str, Any]:
     """One file's result as plain JSON types."""
     sub = result.submission
     return {
-        "path": str(result.path),
+        "path": clean(result.path, 4096),
         "accepted": result.accepted,
         "passes_cv_gate": result.passes_cv_gate,
         "tier": result.tier,
         "content_sha256": result.content_sha256,
-        "submission_id": sub.payload.submission_id if sub else None,
+        "submission_id": sub.payload.submission_id if sub else _summary_id(result),
         "findings": [
-            {"code": f.code, "severity": f.severity.value, "path": f.path, "message": f.message}
+            {"code": f.code, "severity": f.severity.value, "path": f.path, "message": clean(f.message, 4096)}
             for f in result.findings
         ],
         "measurements": [
@@ -210,11 +223,16 @@ def result_json(result: FileResult) -> dict[str, Any]:
     }
 
 
-def json_report(results: Sequence[FileResult]) -> str:
+def _summary_id(result: FileResult) -> str | None:
+    return result.summary.submission_id if result.summary is not None else None
+
+
+def json_report(results: Sequence[FileResult], signer_problems: Sequence[Finding] = ()) -> str:
     """The machine-readable report: every file, its findings and its derived figures."""
     document = {
         "report_version": 1,
         "accepted": all(r.accepted for r in results),
+        "allowed_signers": [{"code": f.code, "path": f.path, "message": f.message} for f in signer_problems],
         "files": [result_json(r) for r in results],
     }
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)

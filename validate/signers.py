@@ -1,55 +1,61 @@
-"""The pull-request check of ``submissions/allowed_signers``: only the author's published keys are added.
+"""The pull-request check of ``submissions/allowed_signers``: only the author's own, published keys added.
 
-Every added line must name the pull request's author and carry one of the keys GitHub publishes for
-them (``https://github.com/<login>.keys``); no line may be removed.
+Lines are read exactly as the verifier reads them (:func:`ecocompute.schema.signing.parse_signers_line`), so a
+key inside a quoted option, a second key after the first, or a wildcard principal cannot pass for a line
+the verifier would use differently. Every added line must be usable, name the pull request's author alone and
+carry one of the keys GitHub publishes for them (``https://github.com/<login>.keys``); no line may be removed
+or changed.
 """
 
 from __future__ import annotations
 
-import difflib
+from collections import Counter
+
+from ecocompute.schema.signing import LineProblem, PublicKey, iter_keys, parse_signers_line
 
 
-def key_of(line: str) -> tuple[str, str] | None:
-    """(key type, base64) of an allowed_signers or ``.keys`` line, or None for blanks and comments."""
-    fields = line.split()
-    if not fields or fields[0].startswith("#"):
-        return None
-    for i, field in enumerate(fields[:-1]):
-        if field.startswith(("ssh-", "ecdsa-", "sk-")):
-            return field, fields[i + 1]
-    return None
-
-
-def principals_of(line: str) -> list[str]:
-    """The comma-separated principals at the start of an allowed_signers line, lower-cased."""
-    fields = line.split()
-    return [p.strip().lower() for p in fields[0].split(",")] if fields else []
+def _meaningful(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
 
 
 def changed_lines(old_text: str, new_text: str) -> tuple[list[str], list[str]]:
-    """(added, removed) meaningful lines between two versions of an allowed_signers file."""
-    old = [line.strip() for line in old_text.splitlines() if key_of(line)]
-    new = [line.strip() for line in new_text.splitlines() if key_of(line)]
-    added, removed = [], []
-    for line in difflib.ndiff(old, new):
-        if line.startswith("+ "):
-            added.append(line[2:])
-        elif line.startswith("- "):
-            removed.append(line[2:])
+    """(added, removed) meaningful lines between two versions of an allowed_signers file (as multisets)."""
+    remaining = Counter(_meaningful(old_text))
+    added = []
+    for line in _meaningful(new_text):
+        if remaining[line] > 0:
+            remaining[line] -= 1
+        else:
+            added.append(line)
+    removed = [line for line in _meaningful(old_text) if remaining[line] > 0 and not remaining.subtract([line])]
     return added, removed
 
 
 def signer_problems(old_text: str, new_text: str, pr_author: str, published_keys_text: str) -> list[str]:
     """What is wrong with the pull request's change to allowed_signers (empty when nothing is)."""
-    published = {key for line in published_keys_text.splitlines() if (key := key_of(line))}
+    published: set[bytes] = {key.blob for key in iter_keys(published_keys_text)}
     added, removed = changed_lines(old_text, new_text)
-    problems = [f"line removed: {line[:120]} (only maintainers remove keys)" for line in removed]
+    problems = [f"line removed or changed: {line[:120]} (only maintainers remove keys)" for line in removed]
+    author = pr_author.lower()
     for line in added:
-        if principals_of(line) != [pr_author.lower()]:
-            problems.append(f"line added for {line.split()[0][:60]!r}: add lines only for yourself ({pr_author})")
-        elif key_of(line) not in published:
+        parsed = parse_signers_line(line)
+        if parsed is None:  # pragma: no cover - _meaningful drops blanks and comments
+            continue
+        if isinstance(parsed, LineProblem):
+            problems.append(f"line added that the verifier cannot use: {line[:80]} ({parsed.reason})")
+            continue
+        if list(parsed.principals) != [author]:
+            who = ",".join(parsed.principals)[:60]
+            problems.append(f"line added for {who!r}: add lines only for yourself ({pr_author})")
+        elif parsed.key.blob not in published:
             problems.append(
-                f"line added with a key GitHub does not publish for {pr_author}: add the key to your GitHub "
-                "account (Settings > SSH and GPG keys) or sign with one that is there"
+                f"line added with a {parsed.key.key_type} key GitHub does not publish for {pr_author} "
+                f"({parsed.key.fingerprint}): add the key to your GitHub account (Settings > SSH and GPG keys) "
+                "or sign with one that is there"
             )
     return problems
+
+
+def published(published_keys_text: str) -> list[PublicKey]:
+    """The keys of a ``.keys`` text that the verifier can use."""
+    return list(iter_keys(published_keys_text))

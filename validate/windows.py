@@ -21,7 +21,7 @@ MIN_WINDOWS_FLOOR = 3  # whatever method.min_windows says, a CV needs a few wind
 WINDOW_MIN_S_FLOOR = 10.0  # DESIGN: a window is at least 10 s
 INTEGRAL_ERROR_PCT = 5.0
 INTEGRAL_WARN_PCT = 2.0
-POWER_CEILING_FACTOR = 1.1
+POWER_CEILING_FACTOR = 1.0  # energy <= power limit x duration
 MIN_DECODE_STEP_S = 0.0002  # no decode step of generate() is faster than 0.2 ms: 5,000 steps/s per sequence
 TEMP_RANGE_C = (0.0, 110.0)
 EPOCH = datetime.fromisoformat("2020-01-01T00:00:00+00:00")
@@ -46,7 +46,7 @@ def check_window_count(measurement: Measurement, method: Method, index: int) -> 
 
 
 def check_window_durations(measurement: Measurement, method: Method, index: int) -> list[Finding]:
-    """Every window lasts at least max(method.window_min_s, 10 s)."""
+    """Every window lasts at least max(method.window_min_s, 10 s), warm-ups apart."""
     least = max(method.window_min_s, WINDOW_MIN_S_FLOOR)
     return [
         finding("E-WINDOW-SHORT", _w(index, i, "duration_s"), f"{w.duration_s:g} s, shorter than {least:g} s")
@@ -56,13 +56,24 @@ def check_window_durations(measurement: Measurement, method: Method, index: int)
 
 
 def check_window_indices(measurement: Measurement, index: int) -> list[Finding]:
-    """Window indices are unique and increasing in the order the windows are listed."""
-    indices = [w.index for w in measurement.windows]
-    if all(a < b for a, b in itertools.pairwise(indices)):
-        return []
-    return [
-        finding("E-WINDOW-INDEX", f"payload.measurements[{index}].windows", f"indices {indices[:20]} not increasing")
-    ]
+    """Window indices run 0, 1, 2, ... in the order the windows are listed, warm-ups in their own list.
+
+    The collector numbers every window it measures; a gap in the numbers is a window left out.
+    """
+    found = []
+    for kind, windows in (("windows", measurement.windows), ("warmup", measurement.warmup)):
+        indices = [w.index for w in windows]
+        if indices != list(range(len(indices))):
+            where = f"payload.measurements[{index}].{kind}"
+            found.append(
+                finding(
+                    "E-WINDOW-INDEX",
+                    where,
+                    f"indices {indices[:20]} are not 0..{len(indices) - 1}: every window the collector measured "
+                    "stays in the file, numbered as it ran",
+                )
+            )
+    return found
 
 
 def safe_derive(windows: Sequence[Window], idle_power_w: float) -> Derived | str:
@@ -95,21 +106,26 @@ def check_cv(derived: Derived | str, max_cv_pct: float, index: int) -> list[Find
     return []
 
 
-def power_bounds(hardware: Hardware, bounds: GpuBounds) -> tuple[float, float]:
-    """Plausible average power of a window, in W: floor, and 1.1 x the power limit x the GPU count."""
-    return bounds.power_floor_w, POWER_CEILING_FACTOR * hardware.power_limit_w * hardware.gpu_count
+def power_bounds(hardware: Hardware, bounds: GpuBounds, window: Window | None = None) -> tuple[float, float]:
+    """Plausible average power of a window, in W: the GPU's floor, and its power limit.
+
+    The limit is the window's own when recorded: one GPU's counter over a window is at most limit x duration.
+    """
+    limit = window.power_limit_w if window is not None and window.power_limit_w is not None else None
+    return bounds.power_floor_w, POWER_CEILING_FACTOR * (limit or hardware.power_limit_w)
 
 
 def check_power(measurement: Measurement, hardware: Hardware, bounds: GpuBounds, index: int) -> list[Finding]:
-    """Each window's average power (counter energy / duration) lies between the floor and the ceiling."""
-    low, high = power_bounds(hardware, bounds)
+    """Each window's average power (counter energy / duration) lies between the floor and the power limit."""
     found = []
-    for i, w in enumerate(measurement.windows):
-        power = w.energy_j / w.duration_s
-        if not low <= power <= high:
-            found.append(
-                finding("E-POWER", _w(index, i, "energy_j"), f"average power {power:.4g} W outside {low:g}..{high:g} W")
-            )
+    for kind, windows in (("windows", measurement.windows), ("warmup", measurement.warmup)):
+        for i, w in enumerate(windows):
+            low, high = power_bounds(hardware, bounds, w)
+            power = w.energy_j / w.duration_s
+            if not low <= power <= high:
+                where = f"payload.measurements[{index}].{kind}[{i}].energy_j"
+                message = f"average power {power:.4g} W outside {low:g}..{high:g} W (floor..power limit)"
+                found.append(finding("E-POWER", where, message))
     return found
 
 
@@ -234,9 +250,20 @@ def check_shared(measurement: Measurement, index: int) -> list[Finding]:
     ]
 
 
-def check_hardware(hardware: Hardware, bounds: GpuBounds | None) -> list[Finding]:
-    """Power limits and memory are within the named GPU's range; unknown GPUs and non-default limits warn."""
+def check_hardware(hardware: Hardware, bounds: GpuBounds | None, example: bool = False) -> list[Finding]:
+    """One GPU, its power limits and memory within the named GPU's range; an unknown GPU is an error.
+
+    Only a submission marked ``example`` (never published) may name a GPU the table does not know.
+    """
     found = []
+    if hardware.gpu_count != 1:
+        found.append(
+            finding(
+                "E-HARDWARE",
+                "payload.hardware.gpu_count",
+                f"{hardware.gpu_count} GPUs, but a submission measures one GPU's energy counter: gpu_count is 1",
+            )
+        )
     if hardware.power_limit_w != hardware.default_power_limit_w:
         found.append(
             finding(
@@ -246,7 +273,16 @@ def check_hardware(hardware: Hardware, bounds: GpuBounds | None) -> list[Finding
             )
         )
     if bounds is None:
-        found.append(finding("W-GPU-UNKNOWN", "payload.hardware.gpu_name", "not in validate/data/gpus.csv: add a row"))
+        code = "W-GPU-UNKNOWN" if example else "E-GPU-UNKNOWN"
+        found.append(
+            finding(
+                code,
+                "payload.hardware.gpu_name",
+                f"{hardware.gpu_name[:80]!r} is not in validate/data/gpus.csv: add its row in the same pull request "
+                "(match slug, name, power-limit range W, memory range MiB, memory bandwidth GB/s, idle floor W, "
+                "maximum SM clock MHz, and the datasheet as source); a maintainer reviews it",
+            )
+        )
         return found
     for field in ("power_limit_w", "default_power_limit_w"):
         value = getattr(hardware, field)
@@ -263,9 +299,25 @@ def check_hardware(hardware: Hardware, bounds: GpuBounds | None) -> list[Finding
     return found
 
 
+def check_window_limits(measurement: Measurement, bounds: GpuBounds | None, index: int) -> list[Finding]:
+    """A window's recorded power limit lies in the named GPU's power-limit range."""
+    if bounds is None:
+        return []
+    low, high = bounds.power_limit_min_w, bounds.power_limit_max_w
+    return [
+        finding(
+            "E-HARDWARE",
+            _w(index, i, "power_limit_w"),
+            f"{w.power_limit_w:g} W outside {bounds.name}'s {low:g}..{high:g} W",
+        )
+        for i, w in enumerate(measurement.windows)
+        if w.power_limit_w is not None and not low <= w.power_limit_w <= high
+    ]
+
+
 def check_idle(idle: Idle, hardware: Hardware, bounds: GpuBounds) -> list[Finding]:
-    """Idle power before and after lies between the power floor and the power limit x the GPU count."""
-    low, high = bounds.power_floor_w, hardware.power_limit_w * hardware.gpu_count
+    """Idle power before and after lies between the power floor and the power limit."""
+    low, high = bounds.power_floor_w, hardware.power_limit_w
     return [
         finding("E-IDLE", f"payload.idle.{field}", f"{value:g} W outside {low:g}..{high:g} W")
         for field, value in (("power_w_before", idle.power_w_before), ("power_w_after", idle.power_w_after))

@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from factories import BNB, allowed_signers_line, make_key, submission_document, window_record
+from factories import BNB, allowed_signers_line, interleave, make_key, submission_document, window_record
 
 from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import Submission
@@ -120,6 +120,7 @@ def example_document(spec: Spec, seed: int, *, login: str = LOGIN, n_windows: in
         ]  # fmt: skip
         measurement["warmup"] = [example_window(0, start - timedelta(seconds=1200 - 120 * p), jpt * 1.02, rng, cv,
                                                 batch=spec.batch, power_w=power)]  # fmt: skip
+    interleave(document["payload"]["measurements"], start - timedelta(seconds=1200))  # one GPU, one window at a time
     document["payload"]["workload"]["prompt_sha256"] = hashlib.sha256(b"example prompt").hexdigest()
     document["payload"]["hardware"]["gpu_name"] = EXAMPLE_GPU  # never mistaken for a measured card
     return document

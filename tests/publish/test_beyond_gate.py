@@ -31,6 +31,8 @@ def _run(seed: int, cv: float = 0.10, spec: Spec = SEVEN_B, example: bool = Fals
     """An unsigned document beside SMALL's sizes whose J/token spreads by ``cv`` (0.10: far above the 2% gate)."""
     document = example_document(spec, seed, n_windows=6, cv=cv)
     document["payload"]["example"] = example
+    if not example:  # a measurement names a GPU the validator's table knows
+        document["payload"]["hardware"]["gpu_name"] = "NVIDIA H200"
     document["payload"]["notes"] = "synthetic test data"
     return document
 
@@ -141,6 +143,7 @@ def test_an_id_in_the_dataset_and_beyond_the_gate_is_refused(tmp_path: Path, mak
     submissions = make_tree(SMALL[:1], first_seed=100)
     spread = example_document(SMALL[0], 100, n_windows=6, cv=0.10)  # the same id, other windows
     spread["payload"]["example"] = False
+    spread["payload"]["hardware"]["gpu_name"] = "NVIDIA H200"  # a measurement names a GPU the validator knows
     runs = _runs(make_tree, "runs", [spread])
     with pytest.raises(BuildRefusedError, match=r"submission id \S+ is in both submissions/.* and runs/"):
         _build(tmp_path, submissions, runs)

@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from factories import allowed_signers_line, make_key, submission_document
 
 from ecocompute.schema.models import NAMESPACE
 from ecocompute.schema.paths import gpu_slug
-from ecocompute.schema.signing import _parse_armored, canonical_bytes, sign_bytes
+from ecocompute.schema.signing import canonical_bytes, sign_bytes, signature_fingerprint
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 LOGIN, OTHER, STRANGER = "bad-user", "other-user", "stranger-user"
@@ -39,11 +40,9 @@ def base(**kwargs: Any) -> Doc:
 
 def sign(doc: Doc, key: Path, signer: str | None = None) -> Doc:
     """Sign any dict (valid or not) as ``signer`` (default: its contributor)."""
-    import sshsig
-
     doc = {k: v for k, v in doc.items() if k != "signature"}
     armored = sign_bytes(canonical_bytes(doc), key)
-    fingerprint = sshsig.PublicKey.from_ssh_encoding(_parse_armored(armored).public_key).sha256_str()
+    fingerprint = signature_fingerprint(armored)
     signer = signer or doc["payload"]["contributor"]["github"]
     doc["signature"] = {
         "format": "sshsig",
@@ -94,14 +93,80 @@ def _set(path: str, value: Any) -> Callable[[Doc], None]:
 
 
 def _throughput(doc: Doc) -> None:
+    """80 x the tokens in every fp16 window (6,000 tokens/s) of an example on a GPU the table does not know,
+    whose generic bounds leave the 0.2 ms decode-step floor as the check that catches it."""
+    doc["payload"].update(example=True)
+    doc["payload"]["hardware"]["gpu_name"] = "Imaginary GPU 9000"
     for w in windows(doc):
-        w.update(generate_calls=250, tokens=250 * 256, duration_s=10.5, energy_j=3150.0)
-        w["energy_j_power_integrated"] = 3150.0
+        w.update(generate_calls=w["generate_calls"] * 80, tokens=w["tokens"] * 80)
+
+
+def _short(doc: Doc) -> None:
+    """Window 3 cut to 9 s, centred where it ran (the gaps either side stay under the timeline's bound)."""
+    w = windows(doc)[3]
+    cut = w["duration_s"] - 9.0
+    w["started_at"] = (
+        (datetime.fromisoformat(w["started_at"]) + timedelta(seconds=cut / 2)).isoformat().replace("+00:00", "Z")
+    )
+    w["duration_s"] = 9.0
+
+
+def _scaled(doc: Doc, factor: int, m: int = 0, i: int = 2) -> None:
+    """Window ``i`` of measurement ``m`` generating ``factor`` times the calls, tokens and energy (same J/token)."""
+    w = doc["payload"]["measurements"][m]["windows"][i]
+    w["generate_calls"] *= factor
+    w["tokens"] *= factor
+    w["energy_j"] *= factor
+    w["energy_j_power_integrated"] *= factor
 
 
 def _power(doc: Doc) -> None:
-    w = windows(doc)[2]
-    w["duration_s"] = w["energy_j"] / 15.0
+    _scaled(doc, 5)  # 5 x 162 W: above the H200's 700 W limit
+
+
+def _bandwidth(doc: Doc) -> None:
+    doc["payload"]["workload"].update(architecture="Qwen2.5-32B", params_total=32_763_876_352)
+    _scaled(doc, 4)  # ~310 tokens/s of a 32B fp16 model at batch 1: bandwidth allows ~73 (x1.5 slack)
+
+
+def _every_window(doc: Doc) -> list[Doc]:
+    return [w for m in doc["payload"]["measurements"] for w in (*m["windows"], *m["warmup"])]
+
+
+def _shift_days(days: int) -> Callable[[Doc], None]:
+    def change(doc: Doc) -> None:
+        for w in _every_window(doc):
+            moved = datetime.fromisoformat(w["started_at"]) - timedelta(days=days)
+            w["started_at"] = moved.isoformat().replace("+00:00", "Z")
+
+    return change
+
+
+def _cherry_picked(doc: Doc) -> None:
+    """Round 2 deleted from every precision, the rest renumbered, the method lowered to match."""
+    for m in doc["payload"]["measurements"]:
+        del m["windows"][2]
+        for i, w in enumerate(m["windows"]):
+            w["index"] = i
+    doc["payload"]["method"].update(min_windows=5, max_windows=5)
+
+
+def _overlap(doc: Doc) -> None:
+    w = doc["payload"]["measurements"][1]["windows"][3]
+    w["started_at"] = (
+        (datetime.fromisoformat(w["started_at"]) - timedelta(seconds=2)).isoformat().replace("+00:00", "Z")
+    )
+
+
+def _repeated(doc: Doc) -> None:
+    ws = windows(doc)
+    for field in ("energy_j", "energy_j_power_integrated", "duration_s", "tokens", "generate_calls"):
+        ws[2][field] = ws[1][field]
+
+
+def _created_before_last_window(doc: Doc) -> None:
+    last = max(datetime.fromisoformat(w["started_at"]) for w in _every_window(doc))
+    doc["payload"]["created_at"] = (last - timedelta(seconds=1)).isoformat().replace("+00:00", "Z")
 
 
 def _windows_swap(field: str) -> Callable[[Doc], None]:
@@ -120,10 +185,6 @@ def _integral(factor: float) -> Callable[[Doc], None]:
     return change
 
 
-def _late_window(doc: Doc) -> None:
-    windows(doc)[-1]["started_at"] = "2026-11-30T12:08:00Z"
-
-
 def _errored_with_windows(doc: Doc) -> None:
     doc["payload"]["measurements"][1]["error"] = "CUDA out of memory"
 
@@ -136,7 +197,7 @@ SIGNED_CASES: dict[str, Callable[[], Doc]] = {
     "E-QUANTIZATION": lambda: mutated(_set("payload.measurements.1.quantization", None)),
     "E-BASELINE": lambda: base(precisions=("nf4",)),
     "E-WINDOW-COUNT": lambda: base(n_windows=2),
-    "E-WINDOW-SHORT": lambda: mutated(_set("payload.measurements.0.windows.3.duration_s", 9.0)),
+    "E-WINDOW-SHORT": lambda: mutated(_short),
     "E-WINDOW-INDEX": lambda: mutated(_windows_swap("index")),
     "E-CV": lambda: base(cv=0.05),
     "E-POWER": lambda: mutated(_power),
@@ -146,11 +207,27 @@ SIGNED_CASES: dict[str, Callable[[], Doc]] = {
     "E-TEMPERATURE": lambda: mutated(_set("payload.measurements.0.windows.0.temp_c_end", 130.0)),
     "E-CLOCK": lambda: mutated(_set("payload.measurements.0.windows.0.sm_clock_mhz_mean", 5000.0)),
     "E-TIME-ORDER": lambda: mutated(_windows_swap("started_at")),
-    "E-TIME-RANGE": lambda: mutated(_late_window),
+    "E-TIME-RANGE": lambda: mutated(_created_before_last_window),
     "E-IDLE": lambda: mutated(_set("payload.idle.power_w_before", 5.0)),
     "E-HARDWARE": lambda: mutated(_set("payload.hardware.memory_total_mib", 80000)),
     "E-FINGERPRINT": lambda: mutated(_set("payload.software.cuda_runtime", None)),
-    "W-GPU-UNKNOWN": lambda: mutated(_set("payload.hardware.gpu_name", "Imaginary GPU 9000")),
+    "E-GPU-UNKNOWN": lambda: mutated(_set("payload.hardware.gpu_name", "Imaginary GPU 9000")),
+    "W-GPU-UNKNOWN": lambda: mutated(
+        lambda d: (_set("payload.hardware.gpu_name", "Imaginary GPU 9000")(d), d["payload"].update(example=True))
+    ),
+    "E-STOPPING-RULE": lambda: mutated(
+        lambda d: d["payload"]["method"].update(min_windows=6, max_windows=30, target_ci_pct=0.0001)
+    ),
+    "E-WINDOW-GAP": lambda: mutated(_cherry_picked),
+    "E-WINDOW-OVERLAP": lambda: mutated(_overlap),
+    "E-WINDOW-REPEATED": lambda: mutated(_repeated),
+    "E-IDLE-ABOVE-LOAD": lambda: mutated(
+        lambda d: d["payload"]["idle"].update(power_w_before=170.0, power_w_after=171.0)
+    ),
+    "E-BANDWIDTH": lambda: mutated(_bandwidth),
+    "E-SESSION-SPAN": lambda: mutated(_shift_days(4)),
+    "E-PARAMS": lambda: mutated(_set("payload.workload.params_total", 1_210_048_384)),
+    "W-ARCH-UNKNOWN": lambda: mutated(_set("payload.workload.architecture", "Mystery-7B")),
     "W-POWER-LIMIT": lambda: mutated(_set("payload.hardware.power_limit_w", 600.0)),
     "W-INTEGRAL": lambda: mutated(_integral(1.03)),
     "W-WARMUP": lambda: mutated(_set("payload.measurements.0.warmup", [])),
@@ -158,6 +235,10 @@ SIGNED_CASES: dict[str, Callable[[], Doc]] = {
     "W-SHARED": lambda: mutated(_set("payload.measurements.0.windows.0.other_gpu_processes", 1)),
     "W-EXAMPLE": lambda: base() | {"payload": submission_document(SEED, login=LOGIN)["payload"]},
 }  # fmt: skip
+
+
+# Warnings a case cannot help carrying (an example is what lets a GPU the table does not know through).
+ALSO = {"E-THROUGHPUT": ["W-EXAMPLE", "W-GPU-UNKNOWN"], "W-GPU-UNKNOWN": ["W-EXAMPLE"]}
 
 
 def byte_cases(valid: bytes) -> dict[str, bytes]:
@@ -195,7 +276,7 @@ def generate(key: Path) -> dict[str, dict[str, Any]]:
 
     valid = sign(base(), key)
     for code, build in SIGNED_CASES.items():
-        case(code, sign(build(), key))
+        case(code, sign(build(), key), also=ALSO.get(code, []))
     for code, data in byte_cases(text(valid)).items():
         case(code, data)
     case("E-UNSIGNED", base())
@@ -208,12 +289,15 @@ def generate(key: Path) -> dict[str, dict[str, Any]]:
     case("E-PATH", valid, rel=relpath(valid).replace("nvidia-h200", "nvidia-a100"))
     case("E-OUTSIDE", valid, rel="elsewhere/" + relpath(valid).split("/", 1)[1])
     write("E-DUPLICATE-ID", relpath(valid), text(valid))
-    same_id = sign(base(login=OTHER), key)
-    case("E-DUPLICATE-ID", same_id)
+    same_id = submission_document(SEED + 1, login=OTHER, example=False)
+    same_id["payload"]["submission_id"] = valid["payload"]["submission_id"]
+    case("E-DUPLICATE-ID", sign(same_id, key))
     write("E-DUPLICATE-PAYLOAD", relpath(valid), text(valid))
-    copied = copy.deepcopy(valid)
-    copied["payload"]["submission_id"] = copied["payload"]["submission_id"][:-8] + "0badc0de"
-    case("E-DUPLICATE-PAYLOAD", sign(copied, key))
+    replayed = copy.deepcopy(valid)  # another login re-files it with a new id and note, signed with its own key
+    replayed["payload"]["contributor"]["github"] = OTHER
+    replayed["payload"]["submission_id"] = replayed["payload"]["submission_id"][:-8] + "0badc0de"
+    replayed["payload"]["notes"] = "measured on my own H200"
+    case("E-DUPLICATE-PAYLOAD", sign(replayed, key))
     return dict(sorted(manifest.items()))
 
 

@@ -12,10 +12,11 @@ from validate_helpers import NOW, Tree
 
 from ecocompute.schema.models import Submission
 from ecocompute.validate import checks, windows
-from ecocompute.validate.core import FileResult, payload_hash, validate_files
+from ecocompute.validate.core import FileResult, validate_files
 from ecocompute.validate.findings import CODES, Finding, Severity, finding, severity_of
 from ecocompute.validate.gitdiff import is_submission_candidate
 from ecocompute.validate.gpus import bounds_for, gpu_table
+from ecocompute.validate.identity import document_keys
 from ecocompute.validate.paths import gpu_slug
 from ecocompute.validate.raw import check_bytes, json_depth
 from ecocompute.validate.report import annotation_lines, clean, markdown_report, md
@@ -144,23 +145,29 @@ def test_created_at_in_the_future_is_a_finding() -> None:
     assert [f.code for f in windows.check_created_at(sub.payload, NOW.replace(year=2025))] == ["E-TIME-RANGE"]
 
 
-def test_payload_hash_ignores_id_and_date_only() -> None:
+def test_window_keys_are_the_measured_content_only() -> None:
     a, b = submission_document(2), submission_document(2)
-    b["payload"]["submission_id"], b["payload"]["created_at"] = "x", "y"
-    assert payload_hash(a) == payload_hash(b)
-    b["payload"]["idle"]["duration_s"] = 11.0
-    assert payload_hash(a) != payload_hash(b)
-    assert payload_hash([]) is None and payload_hash({"payload": 1}) is None
+    p = b["payload"]
+    p["submission_id"], p["created_at"], p["notes"], p["contributor"]["github"] = "x", "y", "changed", "someone"
+    p["hardware"]["gpu_uuid_sha256"] = "0" * 64
+    window = p["measurements"][0]["windows"][0]
+    window["started_at"] = window["started_at"].replace("Z", "+00:00")
+    window["tokens"] = str(window["tokens"])  # a number format change is still the same window
+    assert [k for _w, k in document_keys(a)] == [k for _w, k in document_keys(b)]
+    window["energy_j"] += 0.001
+    assert [k for _w, k in document_keys(a)] != [k for _w, k in document_keys(b)]
+    assert document_keys([]) == [] and document_keys({"payload": 1}) == []
 
 
-def test_duplicates_within_one_run_name_each_other(tree: Tree) -> None:
+def test_a_copy_names_the_file_it_copies_and_the_first_stays(tree: Tree) -> None:
     copy = tree.root / "other-user" / "x.json"
     copy.parent.mkdir()
     copy.write_bytes(tree.file.read_bytes())
     results = validate_files([tree.file, copy], allowed_signers=tree.allowed_signers, submissions_root=tree.root)
-    first = {f.code for f in results[0].findings}
-    assert {"E-DUPLICATE-ID", "E-DUPLICATE-PAYLOAD"} <= first
-    assert "other-user/x.json" in results[0].findings[-1].message
+    assert not {"E-DUPLICATE-ID", "E-DUPLICATE-PAYLOAD"} & {f.code for f in results[0].findings}
+    second = {f.code: f.message for f in results[1].findings}
+    assert {"E-DUPLICATE-ID", "E-DUPLICATE-PAYLOAD"} <= set(second)
+    assert str(tree.file.relative_to(tree.root.parent)) in second["E-DUPLICATE-PAYLOAD"]
 
 
 def test_validator_never_writes_into_the_tree(tree: Tree) -> None:

@@ -1,0 +1,138 @@
+"""A measurement's identity is what was measured: the GPU and each window's start, duration, energy and tokens.
+
+Who signed it, its ids, notes and number formats (``1.5`` or ``1.50``, ``Z`` or ``+00:00``) do not enter it,
+so a measurement re-filed under another login, a new id or a changed note is the same measurement. Each
+window (warm-ups included) has a key; a file holding a window key that an earlier file holds is a copy of
+that file. The index maps each key to the one file that first held it, so finding copies is linear in the
+number of windows, and each copy is named with the one file it copies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ecocompute.validate.findings import Finding, finding
+
+WindowKey = bytes
+
+
+def _instant(value: Any) -> int | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return round(moment.timestamp() * 1_000_000)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def window_key(window: Any) -> WindowKey | None:
+    """The key of one window dict (None when it lacks a start, duration, energy or tokens).
+
+    Read leniently (a number written as a string counts as that number), so no format change hides a copy.
+    """
+    if not isinstance(window, dict):
+        return None
+    start = _instant(window.get("started_at"))
+    duration, energy, tokens = (_number(window.get(k)) for k in ("duration_s", "energy_j", "tokens"))
+    if start is None or duration is None or energy is None or tokens is None:
+        return None
+    text = f"{start}|{duration!r}|{energy!r}|{tokens!r}"
+    return hashlib.blake2b(text.encode("ascii"), digest_size=16).digest()
+
+
+def _windows(document: Any) -> Iterator[tuple[str, Any]]:
+    payload = document.get("payload") if isinstance(document, dict) else None
+    measurements = payload.get("measurements") if isinstance(payload, dict) else None
+    if not isinstance(measurements, list):
+        return
+    for m_index, m in enumerate(measurements):
+        if not isinstance(m, dict):
+            continue
+        for kind in ("windows", "warmup"):
+            windows = m.get(kind)
+            if isinstance(windows, list):
+                for i, w in enumerate(windows):
+                    yield f"payload.measurements[{m_index}].{kind}[{i}]", w
+
+
+def document_keys(document: Any) -> list[tuple[str, WindowKey]]:
+    """(where, key) of every window of a parsed document.
+
+    The GPU's uuid hash is left out of the key on purpose: two honest windows never share a start to the
+    microsecond together with their energy, so a copy whose uuid hash was edited is still a copy.
+    """
+    return [(where, key) for where, w in _windows(document) if (key := window_key(w)) is not None]
+
+
+def submission_id_of(document: Any) -> str | None:
+    """The document's payload.submission_id when it is a string."""
+    payload = document.get("payload") if isinstance(document, dict) else None
+    value = payload.get("submission_id") if isinstance(payload, dict) else None
+    return value if isinstance(value, str) else None
+
+
+@dataclass
+class Identity:
+    """What the index needs of one file: its name, submission id and window keys."""
+
+    name: str
+    submission_id: str | None
+    keys: list[tuple[str, WindowKey]] = field(default_factory=list)
+
+
+@dataclass
+class Index:
+    """Submission ids and window keys, each mapped to the first file that held it."""
+
+    ids: dict[str, str] = field(default_factory=dict)
+    windows: dict[WindowKey, str] = field(default_factory=dict)
+
+    def add(self, identity: Identity) -> None:
+        """Record a file; keys already held stay with the file that held them first."""
+        if identity.submission_id is not None:
+            self.ids.setdefault(identity.submission_id, identity.name)
+        for _where, key in identity.keys:
+            self.windows.setdefault(key, identity.name)
+
+    def findings(self, identity: Identity) -> list[Finding]:
+        """E-DUPLICATE-ID / E-DUPLICATE-PAYLOAD when an earlier file holds this id or one of these windows."""
+        found = []
+        sub_id = identity.submission_id
+        owner = self.ids.get(sub_id) if sub_id is not None else None
+        if owner is not None and owner != identity.name:
+            found.append(finding("E-DUPLICATE-ID", "payload.submission_id", f"{sub_id} is also in {owner}"))
+        copied = [
+            (where, self.windows[key])
+            for where, key in identity.keys
+            if self.windows.get(key, identity.name) != identity.name
+        ]
+        if copied:
+            where, original = copied[0]
+            more = f" ({len(copied)} of its {len(identity.keys)} windows)" if len(copied) > 1 else ""
+            found.append(
+                finding(
+                    "E-DUPLICATE-PAYLOAD",
+                    where,
+                    f"a copy of {original}: the same measured window{more} (start, duration, energy, tokens); "
+                    "a measurement is submitted once, whoever signs it",
+                )
+            )
+        return found
