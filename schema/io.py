@@ -31,8 +31,8 @@ _TOKENS = re.compile(rb'["\\\[\]{}]')
 _BOM = b"\xef\xbb\xbf"
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_ALL_BUT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _INNERMOST = re.compile(r"\[\]|\{\}")
-_HUGE_NUMBER = re.compile(rb"[0-9]{300}|[eE]\+?0*[0-9]{3}")  # may overflow a double: parse floats one by one
 
 
 class JsonReadError(SubmissionError):
@@ -120,12 +120,24 @@ def nesting_exceeds(text: str, limit: int = MAX_DEPTH) -> bool:
     Strings are dropped and everything but brackets deleted (C-speed regular expressions); then each pass
     removes the innermost ``[]``/``{}`` pairs, so ``limit`` passes empty the skeleton of a document no deeper.
     """
-    skeleton = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    # First with the brackets inside strings left in (bytes.translate, fast): that depth is never below the
+    # document's, so when it is within the limit the document is too.
+    rough = text.encode("utf-8", "surrogatepass").translate(None, _ALL_BUT_BRACKETS).decode("ascii")
+    if not _reduces_within(rough, limit):
+        return _exceeds_exactly(text, limit)
+    return False
+
+
+def _reduces_within(skeleton: str, limit: int) -> bool:
     for _ in range(limit):
         skeleton = _INNERMOST.sub("", skeleton)
         if not skeleton:
-            return False
-    return bool(skeleton)
+            return True
+    return not skeleton
+
+
+def _exceeds_exactly(text: str, limit: int) -> bool:
+    return not _reduces_within(_NOT_BRACKET.sub("", _STRING.sub("", text)), limit)
 
 
 def _reject_constant(name: str) -> Any:
@@ -172,10 +184,9 @@ def parse_json(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
     """Parse strict JSON (see the module doc); raise the JsonReadError subclass that says why not."""
     text = _decode(data)
     nesting = JsonNestingError(f"JSON is nested more than {max_depth} levels deep; a submission needs ~6")
-    parse_float = _parse_float if _HUGE_NUMBER.search(data) else None
     try:
         document = json.loads(
-            text, parse_constant=_reject_constant, parse_float=parse_float, object_pairs_hook=_no_duplicate_keys
+            text, parse_constant=_reject_constant, parse_float=_parse_float, object_pairs_hook=_no_duplicate_keys
         )
     except RecursionError:
         raise nesting from None

@@ -71,17 +71,27 @@ def _es_ready(value: Any) -> Any:
     """
     kind = type(value)
     if kind is dict:
-        return {key: _es_ready(item) for key, item in value.items()}
+        return {key: _es_leaf(item) for key, item in value.items()}
     if kind is list:
-        return [_es_ready(item) for item in value]
+        return [_es_leaf(item) for item in value]
+    return _es_leaf(value)
+
+
+def _es_leaf(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
     if kind is float:
-        magnitude = abs(value)
-        if magnitude >= 1e16 or (magnitude < 1e-4 and value != 0):
+        if not 1e-4 <= abs(value) < 1e16 and value != 0:
             raise _NotFastError
         return int(value) if value.is_integer() else value
-    if kind is int and abs(value) > _MAX_SAFE_INT:
-        raise _NotFastError
-    return value
+    if kind is int:
+        if abs(value) > _MAX_SAFE_INT:
+            raise _NotFastError
+        return value
+    if kind is dict or kind is list:
+        return _es_ready(value)
+    raise _NotFastError
 
 
 def _fast_canonical(document: Any) -> bytes:

@@ -21,6 +21,7 @@ from ecocompute.schema.models import GITHUB_LOGIN_PATTERN
 from ecocompute.schema.signing import read_signers_file
 from ecocompute.validate import gitdiff, report
 from ecocompute.validate.core import DEFAULT_MAX_CV_PCT, FileResult, discover, signer_line_problems, validate_files
+from ecocompute.validate.scope import scope_problems
 from ecocompute.validate.signers import signer_problems
 
 PATHS_ARG = typer.Argument(
@@ -198,7 +199,32 @@ def validate_signers(
     out.print(f"[green]OK[/] {escape(str(file))}: no line added except {escape(login)}'s published keys")
 
 
+def validate_changes(
+    changed_since: str = typer.Option(
+        ..., "--changed-since", help="Compare with the merge base with this git ref.", show_default=False
+    ),
+    pr_author: str = typer.Option(..., "--pr-author", help="The pull request's author.", show_default=False),
+    root: Path = typer.Option(Path("submissions"), "--root", help="The submissions folder (relative to the repo)."),
+) -> None:
+    """Check that a pull request is a data pull request: files under submissions/ only, none of another's.
+
+    A change outside submissions/ (workflows, validator, schema, runs/) needs a maintainer (CODEOWNERS); deleting,
+    renaming or changing another contributor's files is refused. Exit code 0 when it is a data pull request, 1
+    when not, 2 for a usage or git error.
+
+    Example: ecocompute validate-changes --changed-since origin/main --pr-author alice
+    """
+    login = _login(pr_author) or ""
+    problems = scope_problems(gitdiff.changes(changed_since), login, root.as_posix().strip("/"))
+    for problem in problems:
+        out.print(f"[red]rejected[/] {escape(report.clean(problem))}")
+    if problems:
+        raise typer.Exit(1)
+    out.print(f"[green]OK[/] a data pull request: only {escape(login)}'s files under {escape(str(root))}/")
+
+
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the ``ecocompute`` app."""
     app.command("validate")(validate)
     app.command("validate-signers")(validate_signers)
+    app.command("validate-changes")(validate_changes)

@@ -29,7 +29,7 @@ from ecocompute.schema.signing import AllowedSigners, parse_allowed_signers
 from ecocompute.validate import checks, physics, windows
 from ecocompute.validate.findings import GATE_CODES, Finding, finding
 from ecocompute.validate.gpus import GENERIC, GpuBounds, bounds_for
-from ecocompute.validate.identity import Identity, Index, document_keys, submission_id_of
+from ecocompute.validate.identity import Identity, Index, document_keys, submission_id_of, submission_keys
 from ecocompute.validate.raw import MAX_FILE_BYTES, check_bytes, check_size
 
 DEFAULT_MAX_CV_PCT = 2.0
@@ -365,15 +365,22 @@ def _display(path: Path, root: Path) -> str:
 
 def _examine(path: Path, root: Path, options: Options, keep: bool) -> _Examined:
     name = _display(path, root)
-    relpath, found = locate(path, root)
+    try:
+        relpath, found = locate(path, root)
+    except OSError as exc:  # a folder on the way that cannot be searched
+        return _Examined(
+            path, [finding("E-READ", "", f"cannot read {path}: {exc.strerror or exc}")], Identity(name, None)
+        )
     if any(f.code == "E-SYMLINK" for f in found):
         return _Examined(path, found, Identity(name, None))
     data, read_problems = read_file(path)
     if data is None or read_problems:
         return _Examined(path, found + read_problems, Identity(name, None))
     digest = hashlib.sha256(data).hexdigest()
+    windows.forget_derived()
     document, submission, content = check_bytes_and_document(data, relpath, options)
-    identity = Identity(name, submission_id_of(document), _guarded_keys(document))
+    keys = submission_keys(submission) if submission is not None else _guarded_keys(document)
+    identity = Identity(name, submission_id_of(document), keys)
     summary = summarize(submission) if submission is not None else None
     return _Examined(path, found + content, identity, submission if keep else None, digest, summary)
 

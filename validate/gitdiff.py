@@ -69,3 +69,25 @@ def text_at(ref: str, path: Path) -> str:
     if not _git("ls-tree", "--name-only", base, "--", relpath).strip():
         return ""
     return _git("show", f"{base}:{relpath}")
+
+
+def changes(ref: str) -> list[tuple[str, str, str]]:
+    """Every change between the merge base with ``ref`` and HEAD: (status letter, old path, new path).
+
+    Paths are relative to the top of the repository; renames are found (``R``) so that a rename of another
+    contributor's file is seen as one, copies (``C``) too; an added file has an empty old path, a deleted one
+    an empty new path.
+    """
+    base = merge_base(ref)
+    listing = _git("diff", "--name-status", "-z", "--find-renames", "--find-copies", base, "HEAD").split("\0")
+    found: list[tuple[str, str, str]] = []
+    items = iter(filter(None, listing))
+    for status in items:
+        letter = status[:1]
+        if letter in ("R", "C"):
+            old, new = next(items, ""), next(items, "")
+        else:
+            path = next(items, "")
+            old, new = ("", path) if letter == "A" else (path, "" if letter == "D" else path)
+        found.append((letter, old, new))
+    return found

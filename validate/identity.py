@@ -58,6 +58,19 @@ def window_key(window: Any) -> WindowKey | None:
     return hashlib.blake2b(text.encode("ascii"), digest_size=16).digest()
 
 
+def submission_keys(submission: Any) -> list[tuple[str, WindowKey]]:
+    """(where, key) of every window of a validated Submission: the same keys :func:`document_keys` gives."""
+    found = []
+    for m_index, m in enumerate(submission.payload.measurements):
+        for kind, windows in (("windows", m.windows), ("warmup", m.warmup)):
+            for i, w in enumerate(windows):
+                start = round(w.started_at.timestamp() * 1_000_000)
+                text = f"{start}|{float(w.duration_s)!r}|{float(w.energy_j)!r}|{float(w.tokens)!r}"
+                key = hashlib.blake2b(text.encode("ascii"), digest_size=16).digest()
+                found.append((f"payload.measurements[{m_index}].{kind}[{i}]", key))
+    return found
+
+
 def _windows(document: Any) -> Iterator[tuple[str, Any]]:
     payload = document.get("payload") if isinstance(document, dict) else None
     measurements = payload.get("measurements") if isinstance(payload, dict) else None

@@ -76,8 +76,26 @@ def check_window_indices(measurement: Measurement, index: int) -> list[Finding]:
     return found
 
 
+_MEMO: dict[tuple[int, float], tuple[Sequence[Window], Derived | str]] = {}
+
+
+def forget_derived() -> None:
+    """Drop what :func:`safe_derive` remembers (done before each file)."""
+    _MEMO.clear()
+
+
 def safe_derive(windows: Sequence[Window], idle_power_w: float) -> Derived | str:
-    """:func:`derive`, or the reason it could not derive finite figures."""
+    """:func:`derive`, or the reason it could not derive finite figures (remembered for the file being checked)."""
+    key = (id(windows), idle_power_w)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is windows:
+        return hit[1]
+    result = _safe_derive(windows, idle_power_w)
+    _MEMO[key] = (windows, result)
+    return result
+
+
+def _safe_derive(windows: Sequence[Window], idle_power_w: float) -> Derived | str:
     if not windows or any(w.tokens <= 0 for w in windows):
         return "a window without tokens has no J/token"
     try:
