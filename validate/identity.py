@@ -43,31 +43,41 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def window_key(window: Any) -> WindowKey | None:
-    """The key of one window dict (None when it lacks a start, duration, energy or tokens).
+def _keys(start: int | None, duration: float, energy: float, tokens: float) -> list[WindowKey]:
+    """The window's keys: its start, duration, energy and tokens; and the same without the start.
+
+    The second makes a copy whose start times were shifted still a copy: no two measured windows share their
+    energy and duration to the last digit.
+    """
+    texts = [f"{duration!r}|{energy!r}|{tokens!r}"]
+    if start is not None:
+        texts.append(f"{start}|{texts[0]}")
+    return [hashlib.blake2b(text.encode("ascii"), digest_size=16).digest() for text in texts]
+
+
+def window_keys(window: Any) -> list[WindowKey]:
+    """The keys of one window dict (none when it lacks a duration, energy or tokens).
 
     Read leniently (a number written as a string counts as that number), so no format change hides a copy.
     """
     if not isinstance(window, dict):
-        return None
-    start = _instant(window.get("started_at"))
+        return []
     duration, energy, tokens = (_number(window.get(k)) for k in ("duration_s", "energy_j", "tokens"))
-    if start is None or duration is None or energy is None or tokens is None:
-        return None
-    text = f"{start}|{duration!r}|{energy!r}|{tokens!r}"
-    return hashlib.blake2b(text.encode("ascii"), digest_size=16).digest()
+    if duration is None or energy is None or tokens is None:
+        return []
+    return _keys(_instant(window.get("started_at")), duration, energy, tokens)
 
 
 def submission_keys(submission: Any) -> list[tuple[str, WindowKey]]:
     """(where, key) of every window of a validated Submission: the same keys :func:`document_keys` gives."""
-    found = []
+    found: list[tuple[str, WindowKey]] = []
     for m_index, m in enumerate(submission.payload.measurements):
         for kind, windows in (("windows", m.windows), ("warmup", m.warmup)):
             for i, w in enumerate(windows):
                 start = round(w.started_at.timestamp() * 1_000_000)
-                text = f"{start}|{float(w.duration_s)!r}|{float(w.energy_j)!r}|{float(w.tokens)!r}"
-                key = hashlib.blake2b(text.encode("ascii"), digest_size=16).digest()
-                found.append((f"payload.measurements[{m_index}].{kind}[{i}]", key))
+                where = f"payload.measurements[{m_index}].{kind}[{i}]"
+                keys = _keys(start, float(w.duration_s), float(w.energy_j), float(w.tokens))
+                found.extend((where, key) for key in keys)
     return found
 
 
@@ -92,7 +102,7 @@ def document_keys(document: Any) -> list[tuple[str, WindowKey]]:
     The GPU's uuid hash is left out of the key on purpose: two honest windows never share a start to the
     microsecond together with their energy, so a copy whose uuid hash was edited is still a copy.
     """
-    return [(where, key) for where, w in _windows(document) if (key := window_key(w)) is not None]
+    return [(where, key) for where, w in _windows(document) for key in window_keys(w)]
 
 
 def submission_id_of(document: Any) -> str | None:
@@ -132,14 +142,15 @@ class Index:
         owner = self.ids.get(sub_id) if sub_id is not None else None
         if owner is not None and owner != identity.name:
             found.append(finding("E-DUPLICATE-ID", "payload.submission_id", f"{sub_id} is also in {owner}"))
-        copied = [
-            (where, self.windows[key])
-            for where, key in identity.keys
-            if self.windows.get(key, identity.name) != identity.name
-        ]
+        copied: dict[str, str] = {}
+        for where, key in identity.keys:
+            owner = self.windows.get(key)
+            if owner is not None and owner != identity.name:
+                copied.setdefault(where, owner)
         if copied:
-            where, original = copied[0]
-            more = f" ({len(copied)} of its {len(identity.keys)} windows)" if len(copied) > 1 else ""
+            where, original = next(iter(copied.items()))
+            n_windows = len({w for w, _key in identity.keys})
+            more = f" ({len(copied)} of its {n_windows} windows)" if len(copied) > 1 else ""
             found.append(
                 finding(
                     "E-DUPLICATE-PAYLOAD",
