@@ -14,6 +14,15 @@ from functools import lru_cache
 from ecocompute.schema.errors import DerivationError
 from ecocompute.schema.models import Window
 
+CV_GATE_PCT = 2.0
+"""The CV gate: a measurement whose CV of J/token is above it (E-CV) is published only in the ``*_all`` tier."""
+J_PER_WH = 3600.0
+
+
+def passes_cv_gate(cv_pct: float, gate_pct: float = CV_GATE_PCT) -> bool:
+    """Whether a measurement's CV of J/token is within the gate (the validator's E-CV is its negation)."""
+    return cv_pct <= gate_pct
+
 
 @lru_cache(maxsize=256)
 def t_quantile_975(dof: int) -> float:
@@ -44,6 +53,30 @@ class Derived:
     duration_s_total: float
     energy_j_total: float
     tokens_total: int
+    gpu_util_pct_mean: float | None = None
+    cpu_per_wall: float | None = None
+
+    @property
+    def ci95_j_per_token(self) -> tuple[float, float] | None:
+        """The 95% CI of the mean J/token as (low, high); None with fewer than 2 windows."""
+        if self.ci95_half_j is None:
+            return None
+        return self.j_per_token_mean - self.ci95_half_j, self.j_per_token_mean + self.ci95_half_j
+
+    @property
+    def wh_per_1k_tokens(self) -> float:
+        """Mean energy of 1,000 generated tokens, in Wh."""
+        return self.j_per_token_mean * 1000.0 / J_PER_WH
+
+    @property
+    def tokens_per_kwh(self) -> float | None:
+        """Tokens generated per kWh at the mean J/token (None when the mean is not positive)."""
+        return 1000.0 * J_PER_WH / self.j_per_token_mean if self.j_per_token_mean > 0 else None
+
+    @property
+    def passes_cv_gate(self) -> bool:
+        """Whether the CV of J/token is within :data:`CV_GATE_PCT`."""
+        return passes_cv_gate(self.cv_pct)
 
 
 def mean_std(values: Sequence[float]) -> tuple[float, float]:
@@ -111,7 +144,20 @@ def derive(windows: Sequence[Window], idle_power_w: float) -> Derived:
         duration_s_total=duration,
         energy_j_total=energy,
         tokens_total=tokens,
+        gpu_util_pct_mean=_mean_recorded([w.gpu_util_pct_mean for w in windows]),
+        cpu_per_wall=_mean_recorded([_cpu_per_wall(w) for w in windows]),
     )
+
+
+def _cpu_per_wall(window: Window) -> float | None:
+    """The generating process's CPU seconds per wall second of a window (None when not recorded)."""
+    return None if window.process_cpu_s is None else window.process_cpu_s / window.duration_s
+
+
+def _mean_recorded(values: Sequence[float | None]) -> float | None:
+    """Mean of the values that were recorded (not None); None when none was."""
+    known = [v for v in values if v is not None]
+    return math.fsum(known) / len(known) if known else None
 
 
 def integral_diff_pct(window: Window) -> float:

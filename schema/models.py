@@ -14,6 +14,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
 SCHEMA_VERSION = "1.0"
 NAMESPACE = "ecocompute-submission-v1"
+ENGINE = "transformers"
+"""The inference engine the collector drives (``generate`` of Hugging Face transformers)."""
 
 GITHUB_LOGIN_PATTERN = r"^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$"
 SUBMISSION_ID_PATTERN = r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$"

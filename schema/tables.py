@@ -14,7 +14,7 @@ import pandera.polars as pa
 import polars as pl
 
 from ecocompute.schema.derive import derive, integral_diff_pct
-from ecocompute.schema.models import Measurement, Submission, Window
+from ecocompute.schema.models import ENGINE, Measurement, Submission, Window
 
 
 class WindowsTable(pa.DataFrameModel):
@@ -61,7 +61,8 @@ class MeasurementsTable(pa.DataFrameModel):
 
     submission_id: str
     gpu_name: str
-    stack: str
+    software_stack: str
+    engine: str
     batch_size: int = pa.Field(ge=1)
     model_id: str
     architecture: str
@@ -77,11 +78,16 @@ class MeasurementsTable(pa.DataFrameModel):
     j_per_token_mean: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
     j_per_token_std: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
     cv_pct: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    ci95_low_j: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
-    ci95_high_j: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
+    passes_cv_gate: Optional[bool] = pa.Field(nullable=True)  # noqa: UP045
+    j_per_token_ci95_low: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
+    j_per_token_ci95_high: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
     ci95_pct: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
+    wh_per_1k_tokens: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
+    tokens_per_kwh: Optional[float] = pa.Field(nullable=True, gt=0)  # noqa: UP045
     tokens_per_s: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
     power_w_mean: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
+    gpu_util_pct_mean: Optional[float] = pa.Field(nullable=True, ge=0, le=100)  # noqa: UP045
+    cpu_per_wall: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
     idle_power_w: float = pa.Field(ge=0)
     static_j_per_token: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
     dynamic_j_per_token: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
@@ -140,7 +146,7 @@ class SubmissionsTable(pa.DataFrameModel):
     prompt_tokens: int
     new_tokens: int
     decoding: str
-    stack: str
+    software_stack: str
     method_power_sampling_hz: float
     method_window_min_s: float
     method_warmup_windows: int
@@ -211,7 +217,8 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
     keys = {
         "submission_id": p.submission_id,
         "gpu_name": p.hardware.gpu_name,
-        "stack": p.workload.stack.value,
+        "software_stack": p.workload.stack.value,
+        "engine": ENGINE,
         "batch_size": p.workload.batch_size,
         "model_id": p.workload.model_id,
         "architecture": p.workload.architecture,
@@ -239,23 +246,29 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
 
 def _derived_columns(m: Measurement, idle_w: float) -> dict[str, float | None]:
     names = (
-        "j_per_token_mean", "j_per_token_std", "cv_pct", "ci95_low_j", "ci95_high_j", "ci95_pct",
-        "tokens_per_s", "power_w_mean", "static_j_per_token", "dynamic_j_per_token",
-        "dynamic_cv_pct", "integral_diff_pct_max",
+        "j_per_token_mean", "j_per_token_std", "cv_pct", "passes_cv_gate", "j_per_token_ci95_low",
+        "j_per_token_ci95_high", "ci95_pct", "wh_per_1k_tokens", "tokens_per_kwh", "tokens_per_s", "power_w_mean",
+        "gpu_util_pct_mean", "cpu_per_wall", "static_j_per_token", "dynamic_j_per_token", "dynamic_cv_pct",
+        "integral_diff_pct_max",
     )  # fmt: skip
     if not m.windows:
         return dict.fromkeys(names)
     d = derive(m.windows, idle_w)
-    half = d.ci95_half_j
+    low, high = d.ci95_j_per_token or (None, None)
     return {
         "j_per_token_mean": d.j_per_token_mean,
         "j_per_token_std": d.j_per_token_std,
         "cv_pct": d.cv_pct,
-        "ci95_low_j": None if half is None else d.j_per_token_mean - half,
-        "ci95_high_j": None if half is None else d.j_per_token_mean + half,
+        "passes_cv_gate": d.passes_cv_gate,
+        "j_per_token_ci95_low": low,
+        "j_per_token_ci95_high": high,
         "ci95_pct": d.ci95_pct,
+        "wh_per_1k_tokens": d.wh_per_1k_tokens,
+        "tokens_per_kwh": d.tokens_per_kwh,
         "tokens_per_s": d.tokens_per_s,
         "power_w_mean": d.power_w_mean,
+        "gpu_util_pct_mean": d.gpu_util_pct_mean,
+        "cpu_per_wall": d.cpu_per_wall,
         "static_j_per_token": d.static_j_per_token_mean,
         "dynamic_j_per_token": d.dynamic_j_per_token_mean,
         "dynamic_cv_pct": d.dynamic_cv_pct,
@@ -268,7 +281,7 @@ def submission_row(sub: Submission, content_sha256: str) -> dict[str, Any]:
     p = sub.payload
     hw = p.hardware.model_dump(exclude={"memory_host_mib"})
     wl = p.workload.model_dump(exclude={"prompt_sha256", "attn_implementation"})
-    wl["stack"] = p.workload.stack.value
+    wl["software_stack"] = wl.pop("stack").value
     sw = p.software.model_dump(exclude={"nvidia_ml_py"})
     method = p.method.model_dump(
         include={"power_sampling_hz", "window_min_s", "warmup_windows", "min_windows", "max_windows",
