@@ -78,7 +78,7 @@ class Derived:
     j_per_token_mean: float = figure("mean of the windows' j_per_token (total energy, idle included)", "J/token")
     j_per_token_std: float = figure("sample standard deviation of the windows' j_per_token", "J/token")
     cv_pct: float = figure("j_per_token_std / j_per_token_mean", "%")
-    passes_cv_gate: bool = figure(f"this measurement's cv_pct is within the {CV_GATE_PCT:g}% gate (false: E-CV)")
+    passes_cv_gate: bool = figure(f"cv_pct is within the {CV_GATE_PCT:g}% gate (false: E-CV, the *_all tier only)")
     ci95_half_j: float | None = figure("Student t(0.975, n-1) x std / sqrt(n) (null: one window)", "J/token")
     j_per_token_ci95_low: float | None = figure("mean - Student t(0.975, n-1) x std / sqrt(n)", "J/token")
     j_per_token_ci95_high: float | None = figure("mean + Student t(0.975, n-1) x std / sqrt(n)", "J/token")

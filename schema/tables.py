@@ -18,7 +18,7 @@ import pandera.polars as pa
 import polars as pl
 from pydantic import BaseModel
 
-from ecocompute.schema.derive import CV_GATE_PCT, Derived, WindowFigures, derive, figure_doc, window_figures
+from ecocompute.schema.derive import Derived, WindowFigures, derive, figure_doc, window_figures
 from ecocompute.schema.models import (
     ENGINE,
     CollectorInfo,
@@ -128,11 +128,7 @@ class MeasurementsTable(pa.DataFrameModel):
     j_per_token_mean: Optional[float] = derived(Derived, "j_per_token_mean", nullable=True, ge=0)  # noqa: UP045
     j_per_token_std: Optional[float] = derived(Derived, "j_per_token_std", nullable=True, ge=0)  # noqa: UP045
     cv_pct: Optional[float] = derived(Derived, "cv_pct", nullable=True, ge=0)  # noqa: UP045
-    passes_cv_gate: bool = table_only(
-        "derived",
-        f"the submission's tier: true when every measurement of it has cv_pct within the {CV_GATE_PCT:g}% gate "
-        "(its rows are in the default configs), false when one is above it (E-CV: the *_all configs only)",
-    )
+    passes_cv_gate: Optional[bool] = derived(Derived, "passes_cv_gate", nullable=True)  # noqa: UP045
     j_per_token_ci95_low: Optional[float] = derived(Derived, "j_per_token_ci95_low", nullable=True)  # noqa: UP045
     j_per_token_ci95_high: Optional[float] = derived(Derived, "j_per_token_ci95_high", nullable=True)  # noqa: UP045
     ci95_pct: Optional[float] = derived(Derived, "ci95_pct", nullable=True, ge=0)  # noqa: UP045
@@ -292,10 +288,8 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
         "prompt_tokens": p.workload.prompt_tokens,
         "new_tokens": p.workload.new_tokens,
     }
-    derived = [derive(m.windows, p.idle.power_w) if m.windows else None for m in p.measurements]
-    keys["passes_cv_gate"] = all(d.passes_cv_gate for d in derived if d is not None)
     rows = []
-    for m, d in zip(p.measurements, derived, strict=True):
+    for m in p.measurements:
         row: dict[str, Any] = {
             **keys,
             "precision": m.precision.value,
@@ -306,9 +300,17 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
             "idle_power_w": p.idle.power_w,
             "perplexity": m.quality.perplexity if m.quality else None,
         }
-        row.update({column: None if d is None else getattr(d, figure) for column, figure in DERIVED_COLUMNS.items()})
+        row.update(_derived_columns(m, p.idle.power_w))
         rows.append(row)
     return rows
+
+
+def _derived_columns(m: Measurement, idle_w: float) -> dict[str, Any]:
+    """The measurement's figures of :func:`derive`, by column (null without windows)."""
+    if not m.windows:
+        return dict.fromkeys(DERIVED_COLUMNS)
+    d = derive(m.windows, idle_w)
+    return {column: getattr(d, figure) for column, figure in DERIVED_COLUMNS.items()}
 
 
 DERIVED_COLUMNS = {
