@@ -11,4 +11,4 @@ DEFAULT_SEED = 20261130
 CONFIGS = ("windows", "measurements", "submissions")
 ALL_SUFFIX = "_all"
 ALL_CONFIGS = (*CONFIGS, *(c + ALL_SUFFIX for c in CONFIGS))
-STACK = "stack"  # the software-stack column of the measurements table
+STACK = "software_stack"  # the software-stack column of the measurements table

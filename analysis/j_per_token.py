@@ -8,12 +8,13 @@ from typing import Any
 import polars as pl
 
 from ecocompute.analysis.change import WORKLOAD_KEYS, precision_rank, usable_measurements
+from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import as_polars, like_input, with_null_columns
 from ecocompute.schema.models import Stack
 
 J_PER_TOKEN_KEYS = (
     "gpu_name",
-    "stack",
+    STACK,
     "batch_size",
     *WORKLOAD_KEYS,
     "weights",
@@ -66,7 +67,7 @@ def j_per_token_frame(measurements: pl.DataFrame) -> pl.DataFrame:
         .with_columns(*energy_units("j_per_token"))
     )
     return _sorted_by_precision(
-        grouped, "gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
+        grouped, "gpu_name", STACK, "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
     )
 
 
@@ -103,7 +104,7 @@ STACK_KEYS = ("gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "architecture
 
 def _stack_side(stack: str, column: str = "j_per_token", side: str | None = None) -> pl.Expr:
     """``column`` of the row of ``stack`` in a group, named ``<side>_<column>`` (``side`` defaults to ``stack``)."""
-    return pl.col(column).filter(pl.col("stack") == stack).first().alias(f"{side or stack}_{column}")
+    return pl.col(column).filter(pl.col(STACK) == stack).first().alias(f"{side or stack}_{column}")
 
 
 def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:

@@ -38,6 +38,7 @@ from ecocompute.validate.core import FileResult
 CACHE_FORMAT = "v1"
 MAX_CHUNKS = 16
 KEY = "_key"
+GATE = "_gate"
 TABLES = ("windows", "measurements", "submissions")
 VERDICT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "key": pl.String, "name": pl.String, "content_sha256": pl.String, "submission_id": pl.String,
@@ -70,7 +71,12 @@ def _verdict(row: dict[str, object]) -> Verdict:
 
 
 def rows_frames(results: Sequence[tuple[Verdict, FileResult]]) -> dict[str, pl.DataFrame]:
-    """The checked rows of the files that enter the dataset, each row with its file's key and tier."""
+    """The checked rows of the files that enter the dataset, each with its file's key and tier.
+
+    ``passes_cv_gate``: on a measurement, whether its CV is below the gate (the measurements table's own column);
+    on a window, its measurement's; on a submission, whether every measurement passes. ``_gate`` is the file's
+    verdict, which decides the plain configs (a file that fails the gate leaves them whole).
+    """
     rows: dict[str, list[dict[str, object]]] = {name: [] for name in TABLES}
     keys: dict[str, list[str]] = {name: [] for name in TABLES}
     gates: dict[str, list[bool]] = {name: [] for name in TABLES}
@@ -84,13 +90,19 @@ def rows_frames(results: Sequence[tuple[Verdict, FileResult]]) -> dict[str, pl.D
             rows[name] += some
             keys[name] += [verdict.key] * len(some)
             gates[name] += [verdict.passes_cv_gate] * len(some)
-    checked = {"windows": windows_frame(rows["windows"]), "measurements": measurements_frame(rows["measurements"]),
-               "submissions": submissions_frame(rows["submissions"])}  # fmt: skip
+    measurements = measurements_frame(rows["measurements"])
+    if "passes_cv_gate" not in measurements.columns:  # a schema before the column: the file's verdict stands in
+        measurements = measurements.with_columns(pl.Series("passes_cv_gate", gates["measurements"], pl.Boolean))
+    per_measurement = measurements.select("submission_id", "precision", "passes_cv_gate")
+    windows = windows_frame(rows["windows"])
+    if "passes_cv_gate" not in windows.columns:
+        windows = windows.join(per_measurement, on=["submission_id", "precision"], how="left", maintain_order="left")
+    submissions = submissions_frame(rows["submissions"])
+    if "passes_cv_gate" not in submissions.columns:
+        submissions = submissions.with_columns(pl.Series("passes_cv_gate", gates["submissions"], pl.Boolean))
+    checked = {"windows": windows, "measurements": measurements, "submissions": submissions}
     return {
-        name: frame.with_columns(
-            pl.Series("passes_cv_gate", gates[name], dtype=pl.Boolean),
-            pl.Series(KEY, keys[name], dtype=pl.String),
-        )
+        name: frame.with_columns(pl.Series(GATE, gates[name], pl.Boolean), pl.Series(KEY, keys[name], pl.String))
         for name, frame in checked.items()
     }
 
@@ -151,22 +163,31 @@ class RowCache:
             shutil.rmtree(staging, ignore_errors=True)
 
     def scan(self, table: str, keys: Sequence[str], *, with_key: bool = False) -> pl.LazyFrame:
-        """The cached rows of ``table`` for ``keys`` (one copy per key), without the key column unless asked."""
+        """The cached rows of ``table`` for ``keys`` (one copy per key), with the file's ``_gate``; the key if asked."""
         files = [c / f"{table}.parquet" for c in self.chunks() if (c / f"{table}.parquet").is_file()]
         wanted = pl.DataFrame({KEY: list(keys)}, schema={KEY: pl.String}).lazy()
         if not files or not keys:
             empty = rows_frames([])[table].lazy()
             return empty if with_key else empty.drop(KEY)
-        frames = [pl.scan_parquet(f) for f in files]
         # a key lives in one chunk, except after a crash between a chunk and a compaction: keep the newest chunk's
         chosen = (
-            pl.concat([f.select(KEY).unique().with_columns(pl.lit(i).alias("_chunk")) for i, f in enumerate(frames)])
+            pl.concat(
+                [
+                    pl.scan_parquet(f).select(KEY).unique().with_columns(pl.lit(i).alias("_chunk"))
+                    for i, f in enumerate(files)
+                ]
+            )
             .join(wanted, on=KEY, how="semi")
             .group_by(KEY)
             .agg(pl.col("_chunk").max())
+            .collect()
         )
-        parts = [f.join(chosen.filter(pl.col("_chunk") == i).select(KEY), on=KEY, how="semi") for i, f in
-                 enumerate(frames)]  # fmt: skip
+        used = sorted(set(chosen["_chunk"].to_list()))  # chunks of other keys (another validator, say) are not read
+        if not used:
+            empty = rows_frames([])[table].lazy()
+            return empty if with_key else empty.drop(KEY)
+        parts = [pl.scan_parquet(files[i]).join(chosen.lazy().filter(pl.col("_chunk") == i).select(KEY), on=KEY,
+                                                how="semi") for i in used]  # fmt: skip
         rows = pl.concat(parts, how="vertical")
         return rows if with_key else rows.drop(KEY)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from ecocompute.analysis.defaults import ALL_SUFFIX, CONFIGS
-from ecocompute.publish.cache import RowCache
+from ecocompute.publish.cache import GATE, RowCache
 from ecocompute.publish.parquet import data_file, sink
 
 SORT_KEYS = {
@@ -49,7 +49,7 @@ class Tables:
 def write_configs(cache: RowCache, keys: Sequence[str], folder: Path) -> Tables:
     """Stream the rows of ``keys`` into the six configs under ``folder``; return them."""
     for table in CONFIGS:
-        everything = folder / data_file(table + ALL_SUFFIX)
-        sink(cache.scan(table, keys).sort(SORT_KEYS[table]), everything)
-        sink(pl.scan_parquet(everything).filter(pl.col("passes_cv_gate")), folder / data_file(table))
+        rows = cache.scan(table, keys).sort(SORT_KEYS[table])
+        sink(rows.drop(GATE), folder / data_file(table + ALL_SUFFIX))
+        sink(rows.filter(pl.col(GATE)).drop(GATE), folder / data_file(table))
     return Tables(folder)

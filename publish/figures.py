@@ -38,11 +38,8 @@ def _slug(key: tuple[object, ...]) -> str:
 def _caption(key: tuple[object, ...], rows: pl.DataFrame, results: Results) -> str:
     ids = sorted({i for v in rows["submission_ids"].to_list() for i in str(v).split(",")})
     measured = results.measurements.filter(pl.col("submission_id").is_in(ids))
-    gated = (
-        measured.filter(pl.col("passes_cv_gate"))["submission_id"].n_unique()
-        if "passes_cv_gate" in measured.columns
-        else len(ids)
-    )
+    failing = measured.filter(pl.col("passes_cv_gate").not_())["submission_id"].n_unique()
+    gated = len(ids) - failing
     return (
         f"Change in J/token of each precision against the same submission's FP16 (else BF16) over model size, "
         f"{group_title(key)}. Points: the geometric mean over a size's submissions; bars: its 95% CI (Student t "
