@@ -100,11 +100,11 @@ def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
     )
     lows: list[float | None] = []
     highs: list[float | None] = []
-    for row in joined.iter_rows(named=True):
-        low, high = ratio_ci95(
-            row["j_per_token_mean"], row["j_per_token_std"] or 0.0, row["n_windows"],
-            row["j_per_token_baseline"], row["j_per_token_std_baseline"] or 0.0, row["n_windows_baseline"],
-        )  # fmt: skip
+    figures = joined.select("j_per_token_mean", pl.col("j_per_token_std").fill_null(0.0), "n_windows",
+                            "j_per_token_baseline", pl.col("j_per_token_std_baseline").fill_null(0.0),
+                            "n_windows_baseline")  # fmt: skip
+    for mean_q, std_q, n_q, mean_b, std_b, n_b in figures.iter_rows():
+        low, high = ratio_ci95(mean_q, std_q, n_q, mean_b, std_b, n_b)
         lows.append(low)
         highs.append(high)
     result = joined.select(

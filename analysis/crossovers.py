@@ -41,6 +41,8 @@ from ecocompute.analysis.zero_crossing import (
 from ecocompute.schema.errors import UsageError
 
 GROUP_KEYS = ("gpu_name", "software_stack", "batch_size", *WORKLOAD_KEYS, "precision", "weights")
+# above this many submissions of one size, the loglinear bootstrap draws that size's mean change from a normal
+RESAMPLE_LIMIT = 50
 MEANS_COLUMNS = ("params", "j_per_token_baseline", "j_per_token_quantized")
 RESULT_SCHEMA: dict[str, Any] = {
     "gpu_name": pl.String, "software_stack": pl.String, "batch_size": pl.Int64, "prompt_tokens": pl.Int64,
@@ -170,19 +172,55 @@ def _resampled_means(samples: FloatArray, n_boot: int, rng: np.random.Generator)
     return means
 
 
-def _measurement_points(
-    rows: list[dict[str, Any]], samples: dict[tuple[str, str], FloatArray] | None, n_boot: int, seed: int
-) -> list[Point]:
+def _bootstrap_var(samples: FloatArray) -> float:
+    """Variance of the bootstrap mean of ``samples``: the plug-in variance over n."""
+    return float(samples.var()) / samples.size
+
+
+def _collapsed(params: float, rows: list[dict[str, Any]], samples: dict[tuple[str, str], FloatArray] | None,
+               n_boot: int, rng: np.random.Generator) -> Point:  # fmt: skip
+    """One point for a size with more than RESAMPLE_LIMIT submissions: the mean change, drawn from a normal.
+
+    With that many submissions the bootstrap mean of their changes is normal to a good approximation (central
+    limit), with the variance the delta method gives each change's bootstrap, summed and divided by k squared; this
+    keeps the bootstrap's cost flat in the number of submissions.
+    """
+    changes = np.array([float(r["change_pct"]) for r in rows])
+    mean = float(changes.mean())
+    if n_boot == 0 or samples is None:
+        return Point(params, mean, None)
+    total = 0.0
+    for row in rows:
+        q = samples.get((row["submission_id"], row["precision"]))
+        b = samples.get((row["submission_id"], row["baseline_precision"]))
+        if q is None or b is None:
+            return Point(params, mean, None)
+        ratio = float(q.mean() / b.mean())
+        total += (100.0 * ratio) ** 2 * (_bootstrap_var(q) / q.mean() ** 2 + _bootstrap_var(b) / b.mean() ** 2)
+    return Point(params, mean, rng.normal(mean, math.sqrt(total) / len(rows), size=n_boot))
+
+
+def _measurement_points(rows: list[dict[str, Any]], samples: dict[tuple[str, str], FloatArray] | None, n_boot: int,
+                        seed: int, method: str = "loglinear") -> list[Point]:  # fmt: skip
+    """One point per submission (its windows resampled), or per size where a size has over RESAMPLE_LIMIT."""
     rng = np.random.default_rng(seed)
     points = []
-    for row in sorted(rows, key=lambda r: (r["params_total"], r["submission_id"])):
-        draws = None
-        quantized = None if samples is None else samples.get((row["submission_id"], row["precision"]))
-        baseline = None if samples is None else samples.get((row["submission_id"], row["baseline_precision"]))
-        if n_boot > 0 and quantized is not None and baseline is not None:
-            ratio = _resampled_means(quantized, n_boot, rng) / _resampled_means(baseline, n_boot, rng)
-            draws = 100.0 * (ratio - 1.0)
-        points.append(Point(float(row["params_total"]), float(row["change_pct"]), draws))
+    ordered = sorted(rows, key=lambda r: (r["params_total"], r["submission_id"]))
+    by_size: dict[float, list[dict[str, Any]]] = {}
+    for row in ordered:
+        by_size.setdefault(float(row["params_total"]), []).append(row)
+    for params, mine in by_size.items():
+        if method == "loglinear" and len(mine) > RESAMPLE_LIMIT:
+            points.append(_collapsed(params, mine, samples, n_boot, rng))
+            continue
+        for row in mine:
+            draws = None
+            quantized = None if samples is None else samples.get((row["submission_id"], row["precision"]))
+            baseline = None if samples is None else samples.get((row["submission_id"], row["baseline_precision"]))
+            if n_boot > 0 and quantized is not None and baseline is not None:
+                ratio = _resampled_means(quantized, n_boot, rng) / _resampled_means(baseline, n_boot, rng)
+                draws = 100.0 * (ratio - 1.0)
+            points.append(Point(params, float(row["change_pct"]), draws))
     return points
 
 
@@ -202,7 +240,7 @@ def _from_measurements(measurements: pl.DataFrame, windows: pl.DataFrame | None,
     for key, group in changes.group_by(list(GROUP_KEYS), maintain_order=True):
         label = dict(zip(GROUP_KEYS, key, strict=True))
         rows = group.to_dicts()
-        points = _measurement_points(rows, samples, n_boot, seed)
+        points = _measurement_points(rows, samples, n_boot, seed, method)
         found = evaluate_group(points, method=method, precision=str(label["precision"]), n_boot=n_boot)
         baseline = "+".join(sorted({r["baseline_precision"] for r in rows}))
         results.append({**label, "baseline": baseline, **found})

@@ -129,7 +129,7 @@ def write_dataset(folder: Path, gathered: Gathered, cache: RowCache, version: st
     findings = compute_findings(everything)
     (folder / FINDINGS_FILE).write_text(findings_text(findings), encoding="utf-8")
     (folder / REJECTIONS_FILE).write_text(rejections_text(gathered), encoding="utf-8")
-    figures = draw_figures(everything, folder)
+    figures = draw_figures(everything, folder, cache.figures)
     changelog = changelog_text()
     (folder / "CHANGELOG.md").write_text(changelog, encoding="utf-8")
     summary = counts(tables, gathered)

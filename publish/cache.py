@@ -5,7 +5,9 @@ Layout under the cache folder (``--cache DIR``; default ``$XDG_CACHE_HOME/ecocom
     v1/chunks/<id>/verdicts.parquet       one row per file: its Verdict
     v1/chunks/<id>/{windows,measurements,submissions}.parquet
                                           the checked rows of the files of that chunk that enter the dataset,
-                                          with their key in ``_key`` and their tier in ``passes_cv_gate``
+                                          with their key in ``_key`` and their file's tier in ``_gate``
+    v1/figures/<digest>/figure.{svg,pdf,png}
+                                          a figure, by the digest of the rows it plots and the plotting code
 
 A chunk is written once, into a temporary folder renamed into place, so a killed build leaves no half chunk.
 A build adds one chunk for the files it validated; when there are more than MAX_CHUNKS, the live rows are
@@ -117,6 +119,7 @@ class RowCache:
 
     def __init__(self, folder: Path) -> None:
         self.root = folder / CACHE_FORMAT / "chunks"
+        self.figures = folder / CACHE_FORMAT / "figures"
 
     def chunks(self) -> list[Path]:
         """The complete chunks, in name order."""

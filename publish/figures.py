@@ -5,7 +5,11 @@ One per GPU x stack x batch x workload length x weights measured at two sizes or
 
 from __future__ import annotations
 
+import hashlib
+import shutil
+import tempfile
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import polars as pl
@@ -49,8 +53,40 @@ def _caption(key: tuple[object, ...], rows: pl.DataFrame, results: Results) -> s
     )
 
 
-def draw_figures(results: Results, folder: Path) -> list[FigureRef]:
-    """Draw every figure into ``folder/figures``; return them in a stable order (a group of one size has none)."""
+def _plot_version() -> bytes:
+    """The plotting code and matplotlib's version: a cached figure is valid for these only."""
+    import matplotlib
+
+    return resources.files("ecocompute.analysis").joinpath("plots.py").read_bytes() + matplotlib.__version__.encode()
+
+
+def _draw_cached(rows: pl.DataFrame, crossings: pl.DataFrame, title: str, stem: Path, cache: Path | None) -> None:
+    """Draw one figure, or copy it from ``cache`` where the same rows were drawn by the same code before."""
+    if cache is None:
+        plot_change(rows, crossings, title, stem)
+        return
+    digest = hashlib.sha256(b"\0".join([rows.write_csv().encode(), crossings.write_csv().encode(), title.encode(),
+                                         _plot_version()])).hexdigest()[:24]  # fmt: skip
+    kept = cache / digest
+    if not all((kept / f"figure.{fmt}").is_file() for fmt in FORMATS):
+        staging = Path(tempfile.mkdtemp(prefix=".figure-", dir=cache))
+        plot_change(rows, crossings, title, staging / "figure")
+        try:
+            staging.rename(kept)
+        except OSError:  # drawn by another build meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    for fmt in FORMATS:
+        shutil.copyfile(kept / f"figure.{fmt}", stem.with_suffix(f".{fmt}"))
+
+
+def draw_figures(results: Results, folder: Path, cache: Path | None = None) -> list[FigureRef]:
+    """Draw every figure into ``folder/figures``; return them in a stable order (a group of one size has none).
+
+    ``cache``: a folder of figures drawn before, by the digest of their rows and the plotting code.
+    """
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
     refs: list[FigureRef] = []
     pooled = results.pooled
     if pooled.height == 0:
@@ -61,6 +97,6 @@ def draw_figures(results: Results, folder: Path) -> list[FigureRef]:
             continue
         stem = f"figures/change-{_slug(key)}"
         crossings = results.crossovers.filter(matching(GROUP_KEYS, key))
-        plot_change(rows, crossings, "Change vs FP16/BF16 · " + group_title(key, sep="\n"), folder / stem)
+        _draw_cached(rows, crossings, "Change vs FP16/BF16 · " + group_title(key, sep="\n"), folder / stem, cache)
         refs.append(FigureRef(stem, _caption(key, rows, results)))
     return sorted(refs, key=lambda ref: ref.stem)
