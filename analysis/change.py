@@ -92,21 +92,38 @@ def ratio_ci95(
     return 100.0 * (ratio * math.exp(-half) - 1), 100.0 * (ratio * math.exp(half) - 1)
 
 
+def ratio_ci95_columns(joined: pl.DataFrame) -> tuple[pl.Series, pl.Series]:
+    """:func:`ratio_ci95` of every row of ``joined`` (a measurement beside its baseline), computed by column."""
+    f = joined.select(
+        q=pl.col("j_per_token_mean"), sq=pl.col("j_per_token_std").fill_null(0.0), nq=pl.col("n_windows"),
+        b=pl.col("j_per_token_baseline"), sb=pl.col("j_per_token_std_baseline").fill_null(0.0),
+        nb=pl.col("n_windows_baseline"),
+    ).with_columns(
+        ok=(pl.col("nq") >= 2) & (pl.col("nb") >= 2) & (pl.col("q") > 0) & (pl.col("b") > 0),
+        a=(pl.col("sq") / pl.col("q")) ** 2 / pl.col("nq"),
+        c=(pl.col("sb") / pl.col("b")) ** 2 / pl.col("nb"),
+        ratio=pl.col("q") / pl.col("b"),
+    )  # fmt: skip
+    spread = pl.col("a") + pl.col("c")
+    dof = spread**2 / (pl.col("a") ** 2 / (pl.col("nq") - 1) + pl.col("c") ** 2 / (pl.col("nb") - 1))
+    f = f.with_columns(dof=pl.when(pl.col("ok") & (spread > 0)).then(dof.floor().clip(lower_bound=1)).cast(pl.Int64))
+    quantiles = {int(d): t_quantile_975(int(d)) for d in f["dof"].drop_nulls().unique().to_list()}
+    half = pl.col("dof").replace_strict(quantiles, default=None, return_dtype=pl.Float64) * spread.sqrt()
+    point = 100.0 * (pl.col("ratio") - 1)
+    start = pl.when(~pl.col("ok")).then(None).when(spread == 0).then(point)
+    high = start.otherwise(100.0 * (pl.col("ratio") * half.exp() - 1))
+    low = start.otherwise(100.0 * (pl.col("ratio") * (-half).exp() - 1))
+    out = f.select(low.cast(pl.Float64).alias("low"), high.cast(pl.Float64).alias("high"))
+    return out["low"], out["high"]
+
+
 def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
     """The change of every non-baseline measurement against its submission's baseline, with the delta-method CI."""
     usable = usable_measurements(measurements)
     joined = usable.join(baselines(usable), on="submission_id", how="inner").filter(
         pl.col("precision") != pl.col("baseline_precision")
     )
-    lows: list[float | None] = []
-    highs: list[float | None] = []
-    figures = joined.select("j_per_token_mean", pl.col("j_per_token_std").fill_null(0.0), "n_windows",
-                            "j_per_token_baseline", pl.col("j_per_token_std_baseline").fill_null(0.0),
-                            "n_windows_baseline")  # fmt: skip
-    for mean_q, std_q, n_q, mean_b, std_b, n_b in figures.iter_rows():
-        low, high = ratio_ci95(mean_q, std_q, n_q, mean_b, std_b, n_b)
-        lows.append(low)
-        highs.append(high)
+    lows, highs = ratio_ci95_columns(joined)
     result = joined.select(
         *KEY_COLUMNS,
         "precision",
@@ -114,8 +131,8 @@ def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
         pl.col("j_per_token_mean").alias("j_per_token"),
         "j_per_token_baseline",
         (100.0 * (pl.col("j_per_token_mean") / pl.col("j_per_token_baseline") - 1)).alias("change_pct"),
-        pl.Series("ci95_low_pct", lows, dtype=pl.Float64),
-        pl.Series("ci95_high_pct", highs, dtype=pl.Float64),
+        lows.alias("ci95_low_pct"),
+        highs.alias("ci95_high_pct"),
         "n_windows",
         "n_windows_baseline",
     )

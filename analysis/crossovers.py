@@ -172,36 +172,42 @@ def _resampled_means(samples: FloatArray, n_boot: int, rng: np.random.Generator)
     return means
 
 
-def _bootstrap_var(samples: FloatArray) -> float:
-    """Variance of the bootstrap mean of ``samples``: the plug-in variance over n."""
-    return float(samples.var()) / samples.size
+Stats = dict[tuple[str, str], tuple[float, float]]
 
 
-def _collapsed(params: float, rows: list[dict[str, Any]], samples: dict[tuple[str, str], FloatArray] | None,
-               n_boot: int, rng: np.random.Generator) -> Point:  # fmt: skip
+def _window_stats(windows: pl.DataFrame) -> Stats:
+    """Per measurement: the mean J/token of its windows and the variance of its bootstrap mean (plug-in var / n)."""
+    grouped = (
+        windows.filter(~pl.col("warmup") & pl.col("j_per_token").is_not_null())
+        .group_by("submission_id", "precision")
+        .agg(pl.col("j_per_token").mean().alias("m"), (pl.col("j_per_token").var(ddof=0) / pl.len()).alias("v"))
+    )
+    return {(sid, prec): (m, v) for sid, prec, m, v in grouped.iter_rows()}
+
+
+def _collapsed(params: float, rows: list[dict[str, Any]], stats: Stats | None, n_boot: int,
+               rng: np.random.Generator) -> Point:  # fmt: skip
     """One point for a size with more than RESAMPLE_LIMIT submissions: the mean change, drawn from a normal.
 
     With that many submissions the bootstrap mean of their changes is normal to a good approximation (central
     limit), with the variance the delta method gives each change's bootstrap, summed and divided by k squared; this
     keeps the bootstrap's cost flat in the number of submissions.
     """
-    changes = np.array([float(r["change_pct"]) for r in rows])
-    mean = float(changes.mean())
-    if n_boot == 0 or samples is None:
+    mean = sum(float(r["change_pct"]) for r in rows) / len(rows)
+    if n_boot == 0 or stats is None:
         return Point(params, mean, None)
     total = 0.0
     for row in rows:
-        q = samples.get((row["submission_id"], row["precision"]))
-        b = samples.get((row["submission_id"], row["baseline_precision"]))
+        q = stats.get((row["submission_id"], row["precision"]))
+        b = stats.get((row["submission_id"], row["baseline_precision"]))
         if q is None or b is None:
             return Point(params, mean, None)
-        ratio = float(q.mean() / b.mean())
-        total += (100.0 * ratio) ** 2 * (_bootstrap_var(q) / q.mean() ** 2 + _bootstrap_var(b) / b.mean() ** 2)
+        total += (100.0 * q[0] / b[0]) ** 2 * (q[1] / q[0] ** 2 + b[1] / b[0] ** 2)
     return Point(params, mean, rng.normal(mean, math.sqrt(total) / len(rows), size=n_boot))
 
 
 def _measurement_points(rows: list[dict[str, Any]], samples: dict[tuple[str, str], FloatArray] | None, n_boot: int,
-                        seed: int, method: str = "loglinear") -> list[Point]:  # fmt: skip
+                        seed: int, method: str = "loglinear", stats: Stats | None = None) -> list[Point]:  # fmt: skip
     """One point per submission (its windows resampled), or per size where a size has over RESAMPLE_LIMIT."""
     rng = np.random.default_rng(seed)
     points = []
@@ -211,7 +217,7 @@ def _measurement_points(rows: list[dict[str, Any]], samples: dict[tuple[str, str
         by_size.setdefault(float(row["params_total"]), []).append(row)
     for params, mine in by_size.items():
         if method == "loglinear" and len(mine) > RESAMPLE_LIMIT:
-            points.append(_collapsed(params, mine, samples, n_boot, rng))
+            points.append(_collapsed(params, mine, stats, n_boot, rng))
             continue
         for row in mine:
             draws = None
@@ -236,11 +242,12 @@ def _from_measurements(measurements: pl.DataFrame, windows: pl.DataFrame | None,
     if precision is not None:
         changes = changes.filter(pl.col("precision").is_in(precision))
     samples = None if windows is None else _window_samples(windows)
+    stats = None if windows is None else _window_stats(windows)
     results = []
     for key, group in changes.group_by(list(GROUP_KEYS), maintain_order=True):
         label = dict(zip(GROUP_KEYS, key, strict=True))
         rows = group.to_dicts()
-        points = _measurement_points(rows, samples, n_boot, seed, method)
+        points = _measurement_points(rows, samples, n_boot, seed, method, stats)
         found = evaluate_group(points, method=method, precision=str(label["precision"]), n_boot=n_boot)
         baseline = "+".join(sorted({r["baseline_precision"] for r in rows}))
         results.append({**label, "baseline": baseline, **found})

@@ -80,14 +80,16 @@ def _cache(folder: Path | None) -> Iterator[RowCache]:
 
 def gather(sources: Sequence[Source], cache: RowCache, *, include_examples: bool = False) -> tuple[Gathered, int]:
     """Every file's verdict (cached, or validated now and cached); the gathered verdicts and how many were validated."""
-    files = input_files(sources)
+    hashes = cache.file_hashes()
+    files = input_files(sources, known_hash=hashes.lookup)
+    hashes.save(files)
     known = cache.verdicts([f.key for f in files])
     misses = [f for f in files if f.key not in known]
     fresh = []
     for source in sources:
         mine = [f for f in misses if f.source == source]
         if mine:
-            results = validate_files([f.path for f in mine], allowed_signers=source.allowed_signers,
+            results = validate_files([Path(f.path) for f in mine], allowed_signers=source.allowed_signers,
                                      submissions_root=source.root)  # fmt: skip
             fresh += cache.add(list(zip(mine, results, strict=True)))
     verdicts = {**known, **{v.key: v for v in fresh}}

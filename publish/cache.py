@@ -114,12 +114,51 @@ def _chunk_id(verdicts: pl.DataFrame) -> str:
     return hashlib.sha256("\n".join(sorted(verdicts["key"].to_list())).encode()).hexdigest()[:20]
 
 
+class FileHashes:
+    """Content hashes of an earlier build by path, size and mtime, so unchanged files are not read again.
+
+    A file whose size or modification time (in ns) differs is hashed afresh; the hash, not the stat, is the key of
+    every verdict and row.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.known: dict[str, tuple[int, int, str]] = {}
+        if path.is_file():
+            frame = pl.read_parquet(path)
+            self.known = {p: (s, m, h) for p, s, m, h in frame.iter_rows()}
+
+    def lookup(self, path: str, stat: os.stat_result) -> str | None:
+        """The earlier hash of ``path`` when its size and mtime are those of then."""
+        found = self.known.get(path)
+        if found is None or found[0] != stat.st_size or found[1] != stat.st_mtime_ns:
+            return None
+        return found[2]
+
+    def save(self, files: Sequence[InputFile]) -> None:
+        """Record the hash, size and mtime of ``files`` for the next build (atomically)."""
+        rows = []
+        for f in files:
+            stat = os.stat(f.path)  # noqa: PTH116 - str paths, 100,000 of them
+            rows.append((f.path, stat.st_size, stat.st_mtime_ns, f.content_sha256))
+        schema = {"path": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64, "sha256": pl.String}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        staging = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        pl.DataFrame(rows, schema=schema, orient="row").write_parquet(staging)
+        staging.replace(self.path)
+
+
 class RowCache:
     """Verdicts and rows by cache key, in chunks of parquet files under ``folder``."""
 
     def __init__(self, folder: Path) -> None:
         self.root = folder / CACHE_FORMAT / "chunks"
         self.figures = folder / CACHE_FORMAT / "figures"
+        self.hashes = folder / CACHE_FORMAT / "file-hashes.parquet"
+
+    def file_hashes(self) -> FileHashes:
+        """The content hashes of the files of the last build, by path, size and mtime."""
+        return FileHashes(self.hashes)
 
     def chunks(self) -> list[Path]:
         """The complete chunks, in name order."""
