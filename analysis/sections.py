@@ -174,3 +174,33 @@ def sensor_section(results: Results) -> str:
         f"5%). The largest gap is in submission `{row['submission_id']}`, {row['precision']}, measured window "
         f"{row['window_index']}."
     )
+
+
+def stack_summary_section(results: Results) -> str:
+    """Compiling against eager in one line per GPU x batch x length x weights x precision x compiled stack.
+
+    The range of the change over the sizes measured on both stacks (``stack_table`` has every size).
+    """
+    if results.stack.height == 0:
+        return "No model has been measured on both the eager and a compiled stack yet."
+    keys = ["gpu_name", "batch_size", "prompt_tokens", "new_tokens", "weights", "compiled_stack", "precision"]
+    summary = (
+        results.stack.group_by(keys)
+        .agg(
+            pl.len().alias("sizes"),
+            pl.col("change_pct").min().alias("low"),
+            pl.col("change_pct").max().alias("high"),
+            pl.col("params_total").min().alias("smallest"),
+            pl.col("params_total").max().alias("largest"),
+        )
+        .with_columns(
+            pl.col("precision").map_elements(lambda p: precision_rank(p)[0], return_dtype=pl.Int64).alias("_r")
+        )
+        .sort([*keys[:-1], "_r"], nulls_last=True)
+    )
+    rows = [[r["gpu_name"], str(r["batch_size"]), format_tokens(r["prompt_tokens"], r["new_tokens"]), r["weights"],
+             r["compiled_stack"], r["precision"],
+             f"{format_params(float(r['smallest']))}-{format_params(float(r['largest']))} ({r['sizes']})",
+             f"{r['low']:+.1f}% to {r['high']:+.1f}%"] for r in summary.iter_rows(named=True)]  # fmt: skip
+    header = ["GPU", "batch", "tokens", "weights", "compiled stack", "precision", "sizes on both", "compiled vs eager"]
+    return markdown_table(header, rows)

@@ -21,7 +21,7 @@ from ecocompute.analysis.sections import (
     j_per_token_sections,
     markdown_table,
     sensor_section,
-    stack_section,
+    stack_summary_section,
 )
 from ecocompute.publish.columns import BY_CONFIG
 from ecocompute.publish.figures import FigureRef
@@ -196,7 +196,7 @@ def render_card(inputs: CardInputs) -> str:
         j_per_token_tables=j_per_token_sections(inputs.gated),
         crossover_table=crossover_section(inputs.gated),
         beyond_gate=beyond_gate_section(inputs),
-        stack_table=stack_section(inputs.everything),
+        stack_table=stack_summary_section(inputs.everything),
         sensor=sensor_section(inputs.everything),
         figures=figures_section(inputs.figures),
         citation=line,

@@ -147,9 +147,10 @@ def test_png_figures_are_300_dpi(example_build: BuildResult) -> None:
 
 def test_card_sets_the_stack_beside_precision_and_reports_the_sensor(card: str, example_build: BuildResult) -> None:
     stack = card.split("## Stack against precision")[1].split("## The sensor")[0]
-    # the example set measures fp16, bf16 and nf4 of six sizes on both stacks at batch 1
-    row = r"^\| Synthetic example GPU \| 1 \| 128\+256 \| random-init \| .+ \| .+ \| (fp16|bf16|nf4) \|"
-    assert len(re.findall(row, stack, re.M)) == 18
+    # the example set measures fp16, bf16 and nf4 of six sizes on both stacks at batch 1: one line each
+    row = r"^\| Synthetic example GPU \| 1 \| 128\+256 \| random-init \| compiled \| (fp16|bf16|nf4) \| "
+    row += r"494M-14.8B \(6\) \|"
+    assert len(re.findall(row, stack, re.M)) == 3
     windows = pl.read_parquet(example_build.out / "data" / "windows_all" / "*.parquet").filter(~pl.col("warmup"))
     worst = windows["integral_diff_pct"].max()
     sensor = card.split("## The sensor")[1].split("## Figures")[0]
