@@ -8,7 +8,7 @@ Import these on the loaded dataset (a ``datasets.Dataset``, or polars or pandas 
     m = load_dataset("ORG/NAME", "measurements_all", split="train")
     w = load_dataset("ORG/NAME", "windows_all", split="train")
     crossover(select(m, gpu="h200", stack="compiled-all", batch=1), w, precision="nf4")
-    change_table(select(m, gpu="h200", precision="int8"), pooled=True)
+    change_table(select(m, gpu="h200", stack="eager", batch=1), precision="int8", pooled=True)
 
 ``pip install "ecocompute[analysis]"`` is all it needs (no torch, no Hub or Zenodo client).
 """

@@ -214,16 +214,23 @@ def pooled_change_frame(changes: pl.DataFrame) -> pl.DataFrame:
     return pooled.sort("gpu_name", STACK, "batch_size", *WORKLOAD_KEYS, "weights", "precision", "params_total")
 
 
-def change_table(measurements: Any, *, pooled: bool = False) -> Any:
+def change_table(measurements: Any, *, precision: Any = None, pooled: bool = False) -> Any:
     """The change in J/token against the same submission's FP16 (else BF16), per submission or pooled.
 
-    ``pooled=False``: one row per submission x precision (:func:`change_vs_baseline`); ``pooled=True``: one row
-    per GPU x stack x batch x length x weights x model x precision over its submissions
-    (:func:`pooled_change_frame`), with ``n_submissions`` and ``submission_ids``.
+    ``precision`` keeps the changes of those precisions (``"int8"``, ``"nf4,int8-t0"``); filter here rather than
+    selecting the precision beforehand, which would drop the baseline the change needs. ``pooled=False``: one row
+    per submission x precision (:func:`change_vs_baseline`); ``pooled=True``: one row per GPU x stack x batch x
+    length x weights x model x precision over its submissions (:func:`pooled_change_frame`), with
+    ``n_submissions`` and ``submission_ids``.
 
     Example::
 
-        change_table(select(m, gpu="h200", precision="nf4"), pooled=True)
+        change_table(select(m, gpu="h200", stack="eager", batch=1), precision="int8", pooled=True)
     """
+    from ecocompute.analysis.selection import parse_precisions
+
+    wanted = parse_precisions(precision)
     per_submission = change_frame(as_polars(measurements, "measurements"))
+    if wanted is not None:
+        per_submission = per_submission.filter(pl.col("precision").is_in(wanted))
     return like_input(pooled_change_frame(per_submission) if pooled else per_submission, measurements)

@@ -130,7 +130,9 @@ def select(
     Each filter is one value, a comma list or a list, case-insensitive (``precision="NF4"``,
     ``precision="nf4,int8-t0"``); None keeps every row. ``tier="gated"`` keeps rows that pass the CV gate,
     ``"all"`` every row (load an ``_all`` config for those). An unknown value raises an error that lists the valid
-    ones. Returns the kind of frame given (polars, or pandas for pandas and a ``datasets.Dataset`` gives polars).
+    ones. Keep the FP16/BF16 rows when a change or a crossover follows: pass ``precision`` to
+    :func:`~ecocompute.analysis.change.change_table` or :func:`~ecocompute.analysis.crossovers.crossover` instead.
+    Returns the kind of frame given (polars, or pandas for pandas and a ``datasets.Dataset`` gives polars).
 
     Example::
 

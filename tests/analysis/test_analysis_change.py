@@ -187,3 +187,20 @@ def test_missing_and_all_null_columns_get_their_type_and_the_others_are_left_alo
     assert typed["b"].to_list() == [1.0, None] and typed["c"].to_list() == ["x", "y"]
     assert with_null_columns(frame.clear(), {"a": pl.Float64}).schema["a"] == pl.Float64
     assert with_null_columns(frame, {"b": pl.Float64}) is frame
+
+
+def test_change_table_per_submission_and_pooled_keeps_the_baseline_and_filters_after() -> None:
+    from analysis_frames import sweep
+
+    from ecocompute.analysis import change_table, select
+
+    subs = sweep({10**9: 30.0}, prefix="a") + sweep({10**9: 10.0}, prefix="b")
+    measurements, _ = frames(subs)
+    per = change_table(measurements, precision="NF4")
+    assert per.height == 2 and sorted(per["change_pct"].round(6).to_list()) == [10.0, 30.0]
+    pooled = change_table(select(measurements.to_pandas(), stack="eager"), precision="nf4", pooled=True)
+    (row,) = pooled.to_dict("records")
+    assert row["n_submissions"] == 2 and row["change_pct"] == pytest.approx(100 * ((1.3 * 1.1) ** 0.5 - 1))
+    assert row["ci95_low_pct"] < row["change_pct"] < row["ci95_high_pct"]
+    with pytest.raises(UsageError, match="unknown precision 'nf5'"):
+        change_table(measurements, precision="nf5")
