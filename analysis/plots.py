@@ -58,13 +58,22 @@ def save_all(fig: Any, stem: Path) -> list[Path]:
     return paths
 
 
+def _tick_labels(sizes: list[float]) -> list[str]:
+    """A label per measured size; one within 35% of the size before it drops a line, so the two never overlap."""
+    labels, lowered = [], False
+    for i, size in enumerate(sizes):
+        lowered = i > 0 and size / sizes[i - 1] < 1.35 and not lowered
+        labels.append(("\n" if lowered else "") + format_params(size))
+    return labels
+
+
 def _params_axis(ax: Any, sizes: list[float]) -> None:
     from matplotlib.ticker import FixedLocator, NullLocator
 
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(FixedLocator(sizes))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([format_params(s) for s in sizes], rotation=45 if len(sizes) > 6 else 0, fontsize=8)
+    ax.set_xticklabels(_tick_labels(sizes), fontsize=8)
     low, high = min(sizes), max(sizes)
     ax.set_xlim(low / 1.25, high * 1.25)
     ax.set_xlabel("parameters (log scale; a tick at each measured size)")

@@ -111,3 +111,10 @@ def test_figures_are_byte_stable_in_three_formats(folder: Path, tmp_path: Path) 
     svg = (tmp_path / "a" / "change.svg").read_text()
     for label in ("1B", "3B", "7B"):  # a tick and label at each measured size
         assert f">{label}<" in svg or f"{label}" in svg
+
+
+def test_close_sizes_get_tick_labels_on_two_lines() -> None:
+    from ecocompute.analysis.plots import _tick_labels
+
+    labels = _tick_labels([494e6, 1.1e9, 7.62e9, 8.03e9, 32.8e9])
+    assert labels == ["494M", "1.1B", "7.62B", "\n8.03B", "32.8B"]
