@@ -55,9 +55,12 @@ def _caption(key: tuple[object, ...], rows: pl.DataFrame, results: Results) -> s
 
 def _plot_version() -> bytes:
     """The plotting code and matplotlib's version: a cached figure is valid for these only."""
-    import matplotlib
+    from importlib import metadata  # the version without importing matplotlib, when every figure is cached
 
-    return resources.files("ecocompute.analysis").joinpath("plots.py").read_bytes() + matplotlib.__version__.encode()
+    return (
+        resources.files("ecocompute.analysis").joinpath("plots.py").read_bytes()
+        + metadata.version("matplotlib").encode()
+    )
 
 
 def _draw_cached(rows: pl.DataFrame, crossings: pl.DataFrame, title: str, stem: Path, cache: Path | None) -> None:

@@ -79,7 +79,19 @@ def manifest_text(folder: Path, version: str, gathered: Gathered) -> str:
         "rejected": [v.name for v in gathered.rejected],
         "files": file_entries(folder),
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return manifest_json(document)
+
+
+def manifest_json(document: dict[str, Any]) -> str:
+    """``document`` as JSON, one line per member and per list item (json's indent is pure Python: too slow)."""
+
+    def value(item: Any) -> str:
+        if isinstance(item, list) and item:
+            return "[\n" + ",\n".join("    " + json.dumps(x, ensure_ascii=False) for x in item) + "\n  ]"
+        return json.dumps(item, ensure_ascii=False)
+
+    members = ",\n".join(f"  {json.dumps(key)}: {value(item)}" for key, item in document.items())
+    return "{\n" + members + "\n}\n"
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
