@@ -1,4 +1,4 @@
-"""Commands of the analysis: ``ecocompute show`` (J/token and change) and ``ecocompute crossover``."""
+"""Commands of the analysis: ``ecocompute j-per-token`` (J/token and change) and ``ecocompute crossover``."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def crossover_command(
     out.print(crossover_rich_table(table))
 
 
-def show_command(
+def j_per_token_command(
     dataset: str = DATASET_OPT,
     gpu: str | None = GPU_OPT,
     stack: str | None = STACK_OPT,
@@ -94,7 +94,7 @@ def show_command(
 
     One table per GPU x stack x batch x workload length x weights; the change is pooled over submissions.
 
-    Example: ecocompute show --dataset out --gpu h200 --stack eager --batch-size 1 --precision fp16,nf4
+    Example: ecocompute j-per-token --dataset out --gpu h200 --stack eager --batch-size 1 --precision fp16,nf4
     """
     from ecocompute.analysis.change import change_frame, pooled_change_frame
     from ecocompute.analysis.j_per_token import j_per_token_frame
@@ -115,16 +115,16 @@ def show_command(
 
 
 def jpt_command(dataset: str = DATASET_OPT) -> None:
-    """Deprecated: use `ecocompute show` (this alias goes in the next release).
+    """Deprecated: use `ecocompute j-per-token` (this alias goes in the next release).
 
-    Example: ecocompute show --dataset out
+    Example: ecocompute j-per-token --dataset out
     """
-    err.print("[yellow]`ecocompute jpt` is deprecated: use `ecocompute show`[/]")
-    show_command(dataset, None, None, None, None, "all")
+    err.print("[yellow]`ecocompute jpt` is deprecated: use `ecocompute j-per-token`[/]")
+    j_per_token_command(dataset, None, None, None, None, "all")
 
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the ``ecocompute`` app."""
     app.command("crossover")(crossover_command)
-    app.command("show")(show_command)
+    app.command("j-per-token")(j_per_token_command)
     app.command("jpt", hidden=True)(jpt_command)

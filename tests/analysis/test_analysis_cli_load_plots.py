@@ -1,4 +1,4 @@
-"""``ecocompute crossover`` / ``ecocompute show`` on a dataset folder or Hub id, the loader, and the figures."""
+"""``ecocompute crossover`` / ``ecocompute j-per-token`` on a dataset folder or Hub id, the loader, and the figures."""
 
 from __future__ import annotations
 
@@ -44,10 +44,10 @@ def test_crossover_command_prints_the_table(folder: Path, monkeypatch: pytest.Mo
     assert "int8" in out and "nf4" not in out
 
 
-def test_show_command_has_a_change_column(folder: Path, monkeypatch: pytest.MonkeyPatch,
+def test_j_per_token_command_has_a_change_column(folder: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.setenv("COLUMNS", "200")
-    assert main(["show", "--dataset", str(folder), "--precision", "NF4,fp16", "--tier", "gated"]) == 0
+    assert main(["j-per-token", "--dataset", str(folder), "--precision", "NF4,fp16", "--tier", "gated"]) == 0
     out = capsys.readouterr().out
     assert "J/token · NVIDIA H200 · eager · batch 1 · 128+256 tokens · random-init" in out and "2.6000" in out
     assert "change vs FP16" in out and "+30.0%" in out and "int8" not in out
@@ -60,9 +60,9 @@ def test_show_command_has_a_change_column(folder: Path, monkeypatch: pytest.Monk
     [
         (["crossover", "--precision", "nf5"], "unknown precision 'nf5': choose from fp16, bf16, int8"),
         (["crossover", "--stack", "eagre"], "unknown stack 'eagre': choose from eager, compiled, compiled-all"),
-        (["show", "--gpu", "a100"], "unknown GPU 'a100': this table holds NVIDIA H200"),
-        (["show", "--batch-size", "one"], "batch size 'one' is not a positive whole number"),
-        (["show", "--tier", "gold"], "unknown tier 'gold': choose from gated, all"),
+        (["j-per-token", "--gpu", "a100"], "unknown GPU 'a100': this table holds NVIDIA H200"),
+        (["j-per-token", "--batch-size", "one"], "batch size 'one' is not a positive whole number"),
+        (["j-per-token", "--tier", "gold"], "unknown tier 'gold': choose from gated, all"),
         (["crossover", "--batch-size", "8"], "no measurement of"),
     ],
 )
