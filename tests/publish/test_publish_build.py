@@ -143,10 +143,14 @@ def test_e_cv_alone_enters_the_all_tier_only(tmp_path: Path, make_tree: TreeMake
     assert manifest["counts"]["submissions"] == 1 and manifest["counts"]["submissions_all"] == 2
 
 
-def test_a_rebuild_validates_only_what_changed(tmp_path: Path, make_tree: TreeMaker) -> None:
+def test_a_rebuild_validates_only_what_changed(
+    tmp_path: Path, make_tree: TreeMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_tree()
     cache = tmp_path / "cache"
+    monkeypatch.setattr("ecocompute.publish.build.VALIDATE_BATCH", 2)  # three files: two batches, two chunks
     first = build([Source.at(root)], tmp_path / "a", BuildOptions(cache=cache))
+    assert len(list((cache / "v1" / "chunks").iterdir())) == 2
     again = build([Source.at(root)], tmp_path / "b", BuildOptions(cache=cache))
     assert (first.validated, again.validated) == (3, 0)
     assert _snapshot(first.out) == _snapshot(again.out)
