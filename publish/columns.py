@@ -8,10 +8,7 @@ generated from the one field list (the submission's pydantic models and the figu
 
 from __future__ import annotations
 
-from ecocompute.schema.tables import MeasurementsTable, SubmissionsTable, WindowsTable, column_docs
+from ecocompute.schema.tables import TABLE_MODELS, column_docs
 
-WINDOWS: dict[str, str] = column_docs(WindowsTable)
-MEASUREMENTS: dict[str, str] = column_docs(MeasurementsTable)
-SUBMISSIONS: dict[str, str] = column_docs(SubmissionsTable)
-
-BY_CONFIG: dict[str, dict[str, str]] = {"windows": WINDOWS, "measurements": MEASUREMENTS, "submissions": SUBMISSIONS}
+BY_CONFIG: dict[str, dict[str, str]] = {name: column_docs(model) for name, model in TABLE_MODELS.items()}
+WINDOWS, MEASUREMENTS, SUBMISSIONS = BY_CONFIG["windows"], BY_CONFIG["measurements"], BY_CONFIG["submissions"]

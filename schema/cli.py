@@ -10,10 +10,10 @@ from rich.table import Table
 from ecocompute.console import out
 from ecocompute.schema.derive import derive
 from ecocompute.schema.errors import EcocomputeError, SignatureError
-from ecocompute.schema.export import SCHEMA_FILE, json_schema_text
+from ecocompute.schema.export import SCHEMA_DIR, json_schema_text, schema_file
 from ecocompute.schema.io import dumps as dump_submission
 from ecocompute.schema.io import load_document, load_submission, submission_from_document, write_text_atomic
-from ecocompute.schema.models import Submission
+from ecocompute.schema.models import SCHEMA_VERSIONS, Submission
 from ecocompute.schema.signing import parse_allowed_signers, sign_submission, verify_document
 
 FILE_ARG = typer.Argument(..., help="A submission JSON file.", show_default=False)
@@ -129,22 +129,25 @@ schema_app = typer.Typer(help="The submission JSON Schema.", no_args_is_help=Tru
 
 @schema_app.command("export")
 def export_schema(
-    check: bool = typer.Option(False, "--check", help="Fail if the committed schema differs from the models."),
-    out_file: Path = typer.Option(SCHEMA_FILE, "--out", help="Where to write the schema."),
+    check: bool = typer.Option(False, "--check", help="Fail if a committed schema differs from the models."),
+    out_dir: Path = typer.Option(SCHEMA_DIR, "--out", help="Folder of the submission-<version>.schema.json files."),
 ) -> None:
-    """Write the JSON Schema generated from the models (or, with --check, compare it).
+    """Write the JSON Schema of every schema version, generated from the models (or, with --check, compare them).
 
     Example: ecocompute schema export --check
     """
-    text = json_schema_text()
-    if check:
-        current = out_file.read_text(encoding="utf-8") if out_file.exists() else ""
-        if current != text:
-            raise SignatureError(f"{out_file} is out of date: run `ecocompute schema export`")
-        out.print(f"{out_file} is up to date")
-        return
-    write_text_atomic(out_file, text)
-    out.print(f"wrote {out_file}")
+    stale = []
+    for version in SCHEMA_VERSIONS:
+        target, text = schema_file(version, out_dir), json_schema_text(version)
+        if not check:
+            write_text_atomic(target, text)
+            out.print(f"wrote {target}")
+        elif (target.read_text(encoding="utf-8") if target.exists() else "") != text:
+            stale.append(str(target))
+        else:
+            out.print(f"{target} is up to date")
+    if stale:
+        raise SignatureError(f"{', '.join(stale)} out of date: run `ecocompute schema export`")
 
 
 def register(app: typer.Typer) -> None:

@@ -53,13 +53,24 @@ class WindowFigures:
     integral_diff_pct: float = figure("|energy_j_power_integrated - energy_j| / energy_j", "%")
 
 
+def window_j_per_token(window: Window) -> float:
+    """Energy per generated token of a window with tokens, in J (the one definition of J/token)."""
+    return window.energy_j / window.tokens
+
+
+def window_static_j_per_token(window: Window, idle_power_w: float) -> float:
+    """The part of a window's J/token that idle power explains: idle power x duration / tokens, in J."""
+    return idle_power_w * window.duration_s / window.tokens
+
+
 def window_figures(window: Window, idle_power_w: float) -> WindowFigures:
     """J/token of one window, its static (idle power) and dynamic (idle-subtracted) parts, mean power, integral gap.
 
-    ``idle_power_w`` is the GPU's power with the model loaded and idle (:attr:`Idle.power_w`).
+    ``idle_power_w`` is the GPU's power with the model loaded and idle (:attr:`Idle.power_w`). :func:`derive`
+    computes the same per-window figures, through the same two functions, for every window of a measurement.
     """
-    jpt = window.energy_j / window.tokens if window.tokens else None
-    static = idle_power_w * window.duration_s / window.tokens if window.tokens else None
+    jpt = window_j_per_token(window) if window.tokens else None
+    static = window_static_j_per_token(window, idle_power_w) if window.tokens else None
     return WindowFigures(
         j_per_token=jpt,
         static_j_per_token=static,
@@ -145,10 +156,9 @@ def derive(windows: Sequence[Window], idle_power_w: float) -> Derived:
         raise DerivationError("a measurement without windows has no J/token")
     for window in windows:
         _check_window(window)
-    per_window = [window_figures(w, idle_power_w) for w in windows]
-    jpt = tuple(_known(f.j_per_token) for f in per_window)
-    static = [_known(f.static_j_per_token) for f in per_window]
-    dynamic = [_known(f.dynamic_j_per_token) for f in per_window]
+    jpt = tuple(map(window_j_per_token, windows))  # what window_figures gives each window, without the objects
+    static = [window_static_j_per_token(w, idle_power_w) for w in windows]
+    dynamic = [j - s for j, s in zip(jpt, static, strict=True)]
     mean, std = mean_std(jpt)
     dyn_mean, dyn_std = mean_std(dynamic)
     half = ci95_half_width(std, len(jpt))
@@ -175,19 +185,13 @@ def derive(windows: Sequence[Window], idle_power_w: float) -> Derived:
         static_j_per_token_mean=math.fsum(static) / len(static),
         dynamic_j_per_token_mean=dyn_mean,
         dynamic_cv_pct=_pct(dyn_std, abs(dyn_mean)),
-        integral_diff_pct_max=max(f.integral_diff_pct for f in per_window),
+        integral_diff_pct_max=max(map(integral_diff_pct, windows)),
         gpu_util_pct_mean=_mean_recorded([w.gpu_util_pct_mean for w in windows]),
         cpu_per_wall=_mean_recorded([_cpu_per_wall(w) for w in windows]),
         duration_s_total=duration,
         energy_j_total=energy,
         tokens_total=tokens,
     )
-
-
-def _known(value: float | None) -> float:
-    if value is None:  # pragma: no cover - _check_window rejects a window without tokens first
-        raise DerivationError("a window without tokens has no J/token")
-    return value
 
 
 def _cpu_per_wall(window: Window) -> float | None:

@@ -1,21 +1,41 @@
-"""The JSON Schema of a submission, generated from the pydantic models and committed beside them."""
+"""The JSON Schema of each schema version, generated from the pydantic models and committed beside them.
+
+The models read every version of :data:`SCHEMA_VERSIONS`; the JSON Schema of one version is theirs with
+``schema_version`` fixed to it. 1.0 and 1.1 hold the same fields because files labelled 1.0 gained the fields 1.1
+names (:data:`SCHEMA_CHANGES`), and a 1.0 JSON Schema that refused them would refuse real 1.0 files.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ecocompute.schema.models import SCHEMA_VERSION, Submission
+from ecocompute.schema.models import SCHEMA_CHANGES, SCHEMA_VERSION, SCHEMA_VERSIONS, Submission
 
-SCHEMA_FILE = Path(__file__).resolve().with_name(f"submission-{SCHEMA_VERSION}.schema.json")
+SCHEMA_DIR = Path(__file__).resolve().parent
 
 
-def json_schema_text() -> str:
-    """The JSON Schema (draft 2020-12) of schema version ``SCHEMA_VERSION``, as committed."""
+def schema_file(version: str = SCHEMA_VERSION, folder: Path = SCHEMA_DIR) -> Path:
+    """Where the JSON Schema of ``version`` is committed: ``submission-<version>.schema.json``."""
+    return folder / f"submission-{version}.schema.json"
+
+
+SCHEMA_FILE = schema_file()
+"""The JSON Schema of the version new documents are written as."""
+
+
+def json_schema_text(version: str = SCHEMA_VERSION) -> str:
+    """The JSON Schema (draft 2020-12) of schema version ``version``, as committed."""
+    if version not in SCHEMA_VERSIONS:
+        raise ValueError(f"no schema version {version!r}; known: {', '.join(SCHEMA_VERSIONS)}")
     schema = Submission.model_json_schema(mode="validation")
+    field = schema["properties"]["schema_version"]
+    field.pop("enum", None)
+    field["const"] = version
+    schema["description"] = f"{schema['description']}\n\nSchema {version}: {SCHEMA_CHANGES[version]}."
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://github.com/ecocompute/ecocompute/schema/submission-{SCHEMA_VERSION}.schema.json",
+        "$id": f"https://github.com/ecocompute/ecocompute/schema/submission-{version}.schema.json",
         **schema,
     }
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -1,4 +1,7 @@
-"""Schema 1.0 of a submission: pydantic models of the contract in DESIGN.md, and its one field list.
+"""Schema 1.1 of a submission: pydantic models of the contract in DESIGN.md, and its one field list.
+
+1.1 names what files labelled 1.0 gained without a version bump (:data:`SCHEMA_CHANGES`); every 1.0 file reads
+as it always did (the models accept both versions) and keeps its signature.
 
 Units live in field names, and with each field's description (:func:`about`). Windows are the raw truth; nothing
 derived is stored in a submission, because readers recompute it with :func:`ecocompute.schema.derive`.
@@ -13,6 +16,17 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
 SCHEMA_VERSION = "1.0"
+"""The version new documents are written as. It becomes "1.1" once ``schema.io.KNOWN_VERSIONS`` lists every one of
+:data:`SCHEMA_VERSIONS` (today it is ``(SCHEMA_VERSION,)``, so writing 1.1 now would stop 1.0 files reading)."""
+SCHEMA_VERSIONS = ("1.0", "1.1")
+"""Every version the models accept, oldest first; each has its JSON Schema, ``submission-<version>.schema.json``."""
+SCHEMA_CHANGES = {
+    "1.0": "the first published contract",
+    "1.1": "names what 1.0 files gained without a version bump: Idle.model_loaded_before/_after, "
+    "Method.idle_settle_s/python_gc/cpu_affinity/nice, Window.power_limit_w/recompiles/host_others_busy_cpus "
+    "(optional, left out of the JSON when null), Measurement.compiled and the compiled-all stack",
+}
+"""What each schema version added, for the JSON Schema's description and the changelog."""
 NAMESPACE = "ecocompute-submission-v1"
 ENGINE = "transformers"
 """The inference engine the collector drives (``generate`` of Hugging Face transformers)."""
@@ -56,8 +70,9 @@ def _is_none(value: object) -> bool:
 
 
 since_1_1: Any = Field(default=None, exclude_if=_is_none)
-"""The default of a field schema 1.1 names, which 1.0 files gained without a version bump: null, and left out of
-the written JSON when null, so files written before the field existed still round-trip byte for byte."""
+"""The default of a field new in schema 1.1 (1.0 files gained it without a version bump): null, and left out of
+the written JSON when null, so a file written before the field existed round-trips byte for byte and its signature
+still verifies."""
 
 
 class Precision(enum.StrEnum):
@@ -381,7 +396,7 @@ class Signature(_Model):
 class Submission(_Model):
     """A whole submission document, as written to ``submissions/<login>/<gpu>/<id>.json``."""
 
-    schema_version: Annotated[Literal["1.0"], about("version of this contract the document follows")]
+    schema_version: Annotated[Literal["1.0", "1.1"], about("version of this contract the document follows")]
     payload: Annotated[Payload, about("everything that is measured and signed")]
     signature: Annotated[Signature | None, about("SSH signature over the document without it")] = None
 

@@ -218,6 +218,15 @@ class SubmissionsTable(pa.DataFrameModel):
         strict = True
 
 
+TABLE_MODELS: dict[str, type[pa.DataFrameModel]] = {
+    "windows": WindowsTable,
+    "measurements": MeasurementsTable,
+    "submissions": SubmissionsTable,
+}
+"""The three tables by name (the dataset's default configs), in the order the card lists them."""
+TABLES = tuple(TABLE_MODELS)
+
+
 def _window_row(sub_id: str, m: Measurement, w: Window, warmup: bool, idle_w: float) -> dict[str, Any]:
     figures = window_figures(w, idle_w)
     return {

@@ -14,9 +14,7 @@ from ecocompute.publish.columns import BY_CONFIG
 from ecocompute.schema import models
 from ecocompute.schema.derive import Derived, WindowFigures, derive, window_figures
 from ecocompute.schema.export import SCHEMA_FILE
-from ecocompute.schema.tables import MeasurementsTable, SubmissionsTable, WindowsTable, window_rows
-
-TABLES = {"windows": WindowsTable, "measurements": MeasurementsTable, "submissions": SubmissionsTable}
+from ecocompute.schema.tables import TABLE_MODELS, window_rows
 
 
 def _contract_models(root: type[BaseModel] = models.Submission) -> set[type[BaseModel]]:
@@ -52,7 +50,7 @@ def test_committed_json_schema_describes_every_property() -> None:
 
 def test_every_table_column_takes_its_text_from_a_model_field_or_a_figure() -> None:
     """A recorded column's description starts with its field's; a derived one is its figure's; the docs say so."""
-    for config, table in TABLES.items():
+    for config, table in TABLE_MODELS.items():
         for name, column in table.to_schema().columns.items():
             meta = column.metadata
             assert meta is not None and meta["basis"] in {"recorded", "derived"}, (config, name)

@@ -5,19 +5,47 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 from factories import submission_document
 
+from ecocompute.cli import main
 from ecocompute.schema.errors import SubmissionError
-from ecocompute.schema.export import SCHEMA_FILE, json_schema_text
+from ecocompute.schema.export import json_schema_text, schema_file
 from ecocompute.schema.io import submission_from_document
+from ecocompute.schema.models import SCHEMA_VERSIONS
 
 
-def test_committed_schema_is_what_the_models_generate() -> None:
-    assert SCHEMA_FILE.read_text(encoding="utf-8") == json_schema_text(), "run `ecocompute schema export`"
+@pytest.mark.parametrize("version", SCHEMA_VERSIONS)
+def test_committed_schema_is_what_the_models_generate(version: str) -> None:
+    committed = schema_file(version).read_text(encoding="utf-8")
+    assert committed == json_schema_text(version), "run `ecocompute schema export`"
+    assert json.loads(committed)["properties"]["schema_version"]["const"] == version
+
+
+def test_export_writes_every_version_and_check_names_a_stale_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["schema", "export", "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [schema_file(v).name for v in SCHEMA_VERSIONS]
+    assert main(["schema", "export", "--check", "--out", str(tmp_path)]) == 0
+    schema_file("1.0", tmp_path).write_text("{}\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["schema", "export", "--check", "--out", str(tmp_path)]) != 0
+    assert "submission-1.0.schema.json" in capsys.readouterr().err.replace("\n", "")
+
+
+def test_each_versions_schema_takes_only_its_own_version() -> None:
+    doc = submission_document(3)
+    for version in SCHEMA_VERSIONS:
+        schema = json.loads(schema_file(version).read_text(encoding="utf-8"))
+        validator = jsonschema.Draft202012Validator(schema)
+        assert [validator.is_valid({**doc, "schema_version": v}) for v in SCHEMA_VERSIONS] == [
+            v == version for v in SCHEMA_VERSIONS
+        ]
 
 
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
@@ -66,7 +94,7 @@ def _pydantic_accepts(doc: dict[str, Any]) -> bool:
 def test_pydantic_and_json_schema_agree(name: str) -> None:
     doc = copy.deepcopy(submission_document(2))
     MUTATIONS[name](doc)
-    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    schema = json.loads(schema_file(doc["schema_version"]).read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
     assert validator.is_valid(doc) == _pydantic_accepts(doc), name
 
