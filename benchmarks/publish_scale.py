@@ -5,7 +5,7 @@ Setup (not timed): write N synthetic EXAMPLE submissions (6 model shapes x 2 sta
 process runs the build stage by stage (validate, tables, analysis + files, swap) and reports its own wall time and
 peak RSS (``resource.getrusage``), so setup memory does not count. Targets: <= 60 s and <= 2 GB on 2 cores.
 
-    python benchmarks/publish_scale.py [--n 10000] > benchmarks/results/publish_scale.txt
+    PYTHONPATH=tests:tests/publish python benchmarks/publish_scale.py [--n 10000] > benchmarks/results/publish_scale.txt
 """
 
 from __future__ import annotations
@@ -20,10 +20,6 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "publish"))
 
 TARGET_S = 60.0
 TARGET_MB = 2048.0

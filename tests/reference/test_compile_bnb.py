@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1]))
 from factories import load_script
 
 SCRIPT = Path(__file__).parents[2] / "scripts" / "reference" / "compile_bnb.py"
