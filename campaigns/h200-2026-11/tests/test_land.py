@@ -70,7 +70,7 @@ def test_a_sitting_is_signed_and_filed_by_verdict(tmp_path: Path) -> None:
         "submissions/ecocompute-reference/nvidia-h200"
     ] * 2
     (spread,) = landed.spread_only
-    assert spread.parent.relative_to(repo).as_posix() == "runs/ecocompute-reference/nvidia-h200"
+    assert spread.parent.relative_to(repo).as_posix() == "submissions/ecocompute-reference/nvidia-h200"
     (refused,) = landed.refused
     assert refused.startswith("eco.tgz:out/ecocompute-reference/nvidia-h200/d.json: ") and "E-INTEGRAL" in refused
     signers = repo / "submissions" / "allowed_signers"

@@ -2,14 +2,13 @@
 
 Run here, in the repository root, after a sitting, on the ``eco.tgz`` files that ``collect.sh`` wrote (in the
 order they were written). Every submission in them is signed ``ecocompute-reference`` with the sitting's key and
-validated with the default gate: accepted ones go to ``submissions/``; ones rejected for their spread alone
-(E-CV) go to ``runs/``, where the campaign's ``REPORT.md`` reports them; any other rejection is printed with its
-findings and the file left out. The key's public line (from ``ssh-keygen -y``) is appended to
-``submissions/allowed_signers`` when something signed with it lands. Benchmark results go to the campaign's
-``results/``, worker logs and the GPU tests' output to its ``logs/SITTING/``. The checkpoint of a run that the end
-of the lease cut (``state/``), when it holds a measured window, goes to the campaign's ``checkpoints/`` as
-``ID.ARCH-STACK.partial.json``: it cannot be resumed on another machine, so it is kept as the raw record it is
-(``REPORT.md`` reports it).
+validated: accepted ones go to ``submissions/``, those that fail the CV gate alone (E-CV, the dataset's all tier)
+as well; any other rejection is printed with its findings and the file left out. The key's public line (from
+``ssh-keygen -y``) is appended to ``submissions/allowed_signers`` when something signed with it lands. Benchmark
+results go to the campaign's ``results/``, worker logs and the GPU tests' output to its ``logs/SITTING/``. The
+checkpoint of a run that the end of the lease cut (``state/``), when it holds a measured window, goes to the
+campaign's ``checkpoints/`` as ``ID.ARCH-STACK.partial.json``: it cannot be resumed on another machine, so it is
+kept as the raw record it is (``REPORT.md`` reports it).
 
 Everything is checked before anything is written, and every file is written whole (a temporary file and a
 rename). Nothing committed is replaced: a submission already in the tree with the same payload is reported as
@@ -98,14 +97,13 @@ def _unpack(archives: list[Path], into: Path) -> list[Path]:
 
 
 def _committed(root: Path) -> dict[str, Path]:
-    """Submission id -> committed file, over submissions/ and runs/."""
+    """Submission id -> committed file, over submissions/."""
     found: dict[str, Path] = {}
-    for top in (root / "submissions", root / "runs"):
-        for path in discover(top) if top.is_dir() else []:
-            try:
-                found[load_submission(path).payload.submission_id] = path
-            except EcocomputeError:
-                continue  # not a submission (a checkpoint): nothing to compare with
+    for path in discover(root / "submissions"):
+        try:
+            found[load_submission(path).payload.submission_id] = path
+        except EcocomputeError:
+            continue  # not a submission: nothing to compare with
     return found
 
 
@@ -162,11 +160,9 @@ def _stage_submissions(
         staged = staging / "submissions" / relpath
         write_submission(signed, staged)
         (result,) = validate_files([staged], allowed_signers=signers, submissions_root=staging / "submissions")
-        codes = {f.code for f in result.errors}
         if result.accepted:
-            plan.append((staged, root / "submissions" / relpath, landed.accepted))
-        elif codes == {"E-CV"}:
-            plan.append((staged, root / "runs" / relpath, landed.spread_only))
+            bucket = landed.accepted if result.passes_cv_gate else landed.spread_only
+            plan.append((staged, root / "submissions" / relpath, bucket))
         else:
             details = "; ".join(f"{f.code} {f.message}" for f in result.errors)
             landed.refused.append(f"{origin.origin}: {details}")
@@ -277,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     except (EcocomputeError, OSError, tarfile.TarError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 1
-    for label, paths in (("accepted, in submissions/", landed.accepted), ("E-CV only, in runs/", landed.spread_only),
+    for label, paths in (("accepted, in submissions/", landed.accepted),
+                         ("E-CV only (all tier), in submissions/", landed.spread_only),
                          (f"checkpoints of cut runs, in {CAMPAIGN}/checkpoints/", landed.checkpoints),
                          ("results and logs", landed.other)):  # fmt: skip
         out(f"{label}: {len(paths)}\n")

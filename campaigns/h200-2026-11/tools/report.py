@@ -31,8 +31,7 @@ from ecocompute.validate.windows import INTEGRAL_WARN_PCT
 
 HOME = Path(__file__).resolve().parents[1]  # the campaign's folder
 ROOT = HOME.parents[1]  # the repository
-RUNS = ROOT / "runs" / "ecocompute-reference"
-ACCEPTED = ROOT / "submissions" / "ecocompute-reference"
+RUNS = ROOT / "submissions" / "ecocompute-reference"  # the campaign's signer, in the one input of a build
 RESULTS = HOME / "results"
 REPORT = HOME / "REPORT.md"
 TITLE = "# The H200 campaign of 2026-11: every run, recomputed from its windows"
@@ -219,15 +218,15 @@ def _tables(paths: tuple[Path, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
 def crossover_section(paths: list[Path]) -> str:
     """The crossover of each quantized precision per stack and batch, over every committed run.
 
-    The dataset's own ``crossover`` (log-linear, bootstrap of windows) on ``submissions/`` and ``runs/`` together,
-    as the card's section "Beyond the gate" pools them (its "Crossover" table has ``submissions/`` alone).
+    The dataset's own ``crossover`` (log-linear, bootstrap of windows) on every run, those that fail the CV gate
+    included, as the dataset's ``_all`` configs hold them (the card's "Crossover" table has the gate-passing ones).
     """
     result = crossover(*_tables(tuple(paths)), precision=["nf4", "int8", "int8-t0"])
     lines = [f"The dataset's `crossover` (log-linear in log10(params) between the sizes that bracket the sign change; "
-             f"95% CI from {DEFAULT_N_BOOT} bootstrap resamples of the windows, seed {DEFAULT_SEED}) on the runs in "
-             "`submissions/` and `runs/` together, so on measurements that fail the CV gate as well, as the dataset "
-             "card's section \"Beyond the gate\" pools them; its table \"Crossover\" has `submissions/` alone. Each "
-             "change is against the same run's baseline.\n",
+             f"95% CI from {DEFAULT_N_BOOT} bootstrap resamples of the windows, seed {DEFAULT_SEED}) on every "
+             "committed run, those that fail the CV gate included, as the dataset's `measurements_all` holds them; "
+             "the card's table \"Crossover\" has the runs that pass the gate alone. Each change is against the same "
+             "run's baseline.\n",
              "| stack | batch | precision | baseline | sizes | runs | crossover | 95% CI | resamples crossing "
              "| result |",
              "|---|---:|---|---|---|---:|---:|---|---:|---|"]  # fmt: skip
@@ -368,18 +367,15 @@ def _cut_cells(checkpoints: Sequence[Path]) -> dict[tuple[str, str, int, str], l
 
 
 def _sweep_found(paths: list[Path]) -> dict[tuple[str, str, int, str], list[str]]:
-    """Sweep key -> each run's cell: the CV of J/token and where the run is kept, or the error where it failed."""
+    """Sweep key -> each run's cell: the CV of J/token, or the error where it failed."""
     found: dict[tuple[str, str, int, str], list[str]] = {}
     for path in paths:
         sub = _load(path)
         w = sub.payload.workload
-        where = "submissions" if path.is_relative_to(ACCEPTED) else "runs"
         for m in sub.payload.measurements:
             key = (w.architecture or "", w.stack.value, w.batch_size, m.precision.value)
-            if m.windows:
-                cell = f"{derive(m.windows, sub.payload.idle.power_w).cv_pct:.1f}% ({where})"
-            else:
-                cell = f"error: {m.error}"
+            cv = derive(m.windows, sub.payload.idle.power_w).cv_pct if m.windows else None
+            cell = f"error: {m.error}" if cv is None else f"{cv:.1f}%"
             found.setdefault(key, []).append(cell)
     return found
 
@@ -401,7 +397,7 @@ def unmeasured_cells(paths: list[Path]) -> list[tuple[str, str, int, str]]:
 
 
 def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
-    """Issue 6's sweep, cell by cell: each run's CV (and where it is kept) or error, else how far a cut run got."""
+    """Issue 6's sweep, cell by cell: each run's CV or error, else how far a cut run got."""
     cut = _cut_cells(checkpoints)
     found = _sweep_found(paths)
     missing = set(_unmeasured(found))
@@ -427,7 +423,7 @@ def sweep_section(paths: list[Path], checkpoints: Sequence[Path] = ()) -> str:
     cells_total = len(SWEEP_SHAPES) * sum(len(p) for _, _, p in SWEEP_CONFIGS)
     lines.append("")
     lines.append(f"{cells_total - len(missing)} of {cells_total} cells measured; a cell shows the CV of J/token of "
-                 "each run that measured it and where the run is kept, or the error of a run where it failed; where no "
+                 "each run that measured it, or the error of a run where it failed; where no "
                  "finished run measured it, how many windows a run cut by the end of a lease got (its checkpoint, "
                  "not counted as measured).")  # fmt: skip
     return "\n".join(lines)
@@ -514,56 +510,55 @@ def compile_bnb_section(results: list[Path]) -> str:
     return "\n".join(lines)
 
 
-def committed() -> tuple[list[Path], list[Path], list[Path]]:
-    """The committed reference runs: finished in runs/, accepted in submissions/, checkpoints of cut runs."""
-    return (sorted((RUNS / "nvidia-h200").glob("*.json")), sorted(ACCEPTED.rglob("*.json")),
-            sorted((HOME / "checkpoints").glob("*.json")))  # fmt: skip
+def committed() -> tuple[list[Path], list[Path]]:
+    """The committed reference runs (in submissions/, gate-passing or not) and the checkpoints of cut runs."""
+    return sorted(RUNS.rglob("*.json")), sorted((HOME / "checkpoints").glob("*.json"))
 
 
 def render() -> str:
     """The whole markdown block, between its markers."""
-    finished, accepted, checkpoints = committed()
+    runs, checkpoints = committed()
     parts = ["## Spread by run and knob", "CV of J/token, of seconds per token (the host's speed) and of the "
              "dynamic (idle-subtracted) J/token, between measured windows; other CPUs busy: the range over windows of "
              "the host CPUs other processes kept busy (`host_others_busy_cpus`); `-`: not recorded or not measured.",
-             knob_section(finished + accepted),
+             knob_section(runs),
              "## The same configuration in separate collector processes",
-             "The runs each `results/reproducibility-*.json` names (kept in `submissions/` or, where one fails the "
-             "CV gate, in `runs/`), with each result's own means, spread and target: 1% where the benchmark counts "
+             "The runs each `results/reproducibility-*.json` names (in `submissions/`, gate-passing or not), with "
+             "each result's own means, spread and target: 1% where the benchmark counts "
              "the workload GPU-bound (a compiled stack and a compiled precision, or batch >= 8), 2% where host-bound.",
-             reproducibility_section(sorted(RESULTS.glob("reproducibility-*.json")), accepted + finished),
+             reproducibility_section(sorted(RESULTS.glob("reproducibility-*.json")), runs),
              "## The energy counter against the power integral",
-             sensor_section(finished + accepted, checkpoints),
+             sensor_section(runs, checkpoints),
              "## Compiling bitsandbytes models (`tools/compile_bnb.py`)",
              "Tokens/s after warm-up, one process per shape, batch 1, 128 prompt + 256 new tokens, static KV cache; "
              "no energy. From `results/compile-bnb-*.json`.",
              compile_bnb_section(sorted(RESULTS.glob("compile-bnb-*.json"))),
              "## Crossovers over every committed run",
-             crossover_section(finished + accepted),
+             crossover_section(runs),
              "## Compiling against the precision",
              "The dataset's `stack_table` over every committed run: J/token of each precision on the eager stack "
              "against a compiled one, each side the mean over its runs (different runs, often different sittings "
              "and GPUs), beside the share of J/token that is idle power x time on each side. Set the change from "
              "compiling beside the changes between precisions within one run (table \"Crossovers\" above, and each "
              "run's table below).",
-             stack_section(finished + accepted),
+             stack_section(runs),
              "## How much of the spread is time per token",
              "Per measurement with 3 windows or more: the share of the variance of J/token between its windows that "
              "a straight line in seconds per token explains (R^2); a high R^2 means J/token moved with the time a "
              "token took, i.e. with the host's speed where decode is host-bound. The last column is how much of each "
              "window's wall time the generating process spent on a CPU (`process_cpu_s`).",
-             time_section(finished + accepted),
+             time_section(runs),
              "## The same FP16 measurement on different H200s",
              "Compiled FP16 where more than one GPU measured a shape (at one batch size and length). FP16 is "
              "compiled alike on `compiled` and `compiled-all`, so rows of both stacks are set side by side (below "
              "the table: the two stacks on one GPU, where one ran both). Each sitting got a new machine, so between "
              "sittings the GPU and the host change together. The last column compares each run with the mean of the "
              "GPU that measured the shape lowest.",
-             cards_section(finished + accepted),
+             cards_section(runs),
              "## The sweep of issue 6, cell by cell",
-             sweep_section(finished + accepted, checkpoints),
+             sweep_section(runs, checkpoints),
              "## Each run"]  # fmt: skip
-    parts += [submission_section(p) for p in finished + accepted]
+    parts += [submission_section(p) for p in runs]
     parts += [checkpoint_section(p) for p in checkpoints]
     return "\n\n".join([TITLE, INTRO, *parts]) + "\n"
 
