@@ -166,7 +166,7 @@ def test_every_run_the_prose_cites_is_committed() -> None:
         cited = set(re.findall(r"`(?:\.\.\.\d{6}Z-)?([0-9a-f]{8})`", text))
         assert cited - runs - gpus == set(), doc
         total += len(cited)
-    assert total >= 20  # the docs do cite runs this way
+    assert total >= 10  # the campaign README cites its cut runs and their repeats this way
 
 
 def test_queue_lines_marked_measured_name_where_their_run_is() -> None:
