@@ -43,6 +43,17 @@ INTRO = (
 # every section reads the same committed files: each is parsed and validated once (a Submission is frozen)
 _load = functools.cache(load_submission)
 _state = functools.cache(read_state)  # a checkpoint, read once for every section that shows it
+
+
+@functools.cache
+def _measurements(path: Path) -> pl.DataFrame:
+    """One run's measurements table: its rows of the pooled table of the committed runs (checked once, by pandera)."""
+    runs = tuple(committed()[0])
+    if path not in runs:  # a file of a test, or of another campaign
+        return measurements_frame(measurement_rows(_load(path)))
+    return _tables(runs)[0].filter(pl.col("submission_id") == _load(path).payload.submission_id)
+
+
 HEADER = (
     "| precision | windows | J/token | 95% CI | CV % | dynamic CV % | tokens/s | GPU util % | static % "
     "| counter vs integral, max % | change vs baseline (95% CI) |\n"
@@ -84,7 +95,7 @@ def submission_section(path: Path) -> str:
     """A table for one signed reference submission."""
     sub = _load(path)
     p = sub.payload
-    changes = _changes(measurements_frame(measurement_rows(sub)))
+    changes = _changes(_measurements(path))
     lines = [
         f"### {p.workload.architecture} · {p.workload.stack.value} · batch {p.workload.batch_size} · `{_shown(path)}`",
         "",
@@ -162,7 +173,7 @@ def knob_section(paths: list[Path]) -> str:
     for path in paths:
         sub = _load(path)
         p, m = sub.payload, sub.payload.method
-        change = _changes(measurements_frame(measurement_rows(sub))).get("nf4", "-")
+        change = _changes(_measurements(path)).get("nf4", "-")
         n = max(len(x.windows) for x in p.measurements)
         lines.append(
             f"| `{path.stem[-8:]}` | {p.workload.architecture} | {p.workload.stack.value} | {p.workload.batch_size} "
@@ -180,18 +191,18 @@ def reproducibility_section(results: list[Path], paths: list[Path]) -> str:
     Per precision: each process's mean J/token, their spread against the target (both by the benchmark's own
     ``table``), and each process's change against its baseline (the figure a crossover is made of).
     """
-    by_id = {sub.payload.submission_id: sub for sub in map(_load, paths)}
+    by_id = {_load(path).payload.submission_id: path for path in paths}
     lines = ["| configuration | precision | processes | mean J/token per process | spread (max - min) / mean "
              "| target | met | change vs baseline per process |",
              "|---|---|---:|---|---:|---:|---|---|"]  # fmt: skip
     for result in results:
         ids = json.loads(result.read_text(encoding="utf-8"))["submission_ids"]
-        subs = [by_id[i] for i in ids if i in by_id]
-        if not subs:
+        runs = [by_id[i] for i in ids if i in by_id]
+        if not runs:
             continue
-        w = subs[0].payload.workload
+        w = _load(runs[0]).payload.workload
         what = f"{w.architecture} · {w.stack.value} · batch {w.batch_size}"
-        changes = [change_vs_baseline(measurements_frame(measurement_rows(s))) for s in subs]
+        changes = [change_vs_baseline(_measurements(path)) for path in runs]
         for row in json.loads(result.read_text(encoding="utf-8"))["table"]:  # the benchmark's means and target
             means = [v for v in row["j_per_token_means"] if v is not None]
             if not means:
