@@ -21,7 +21,7 @@ import polars as pl
 # analysis and the schema's row builders); they are the only private imports, kept in this one block.
 from ecocompute.analysis import change_vs_baseline, crossover, stack_table
 from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, format_params
-from ecocompute.analysis.tables import torch_compile_ran
+from ecocompute.analysis.j_per_token import torch_compile_ran
 from ecocompute.collector.state import read_state
 from ecocompute.schema import Derived, Submission, Window, derive, load_submission
 from ecocompute.schema.derive import integral_diff_pct, mean_std
@@ -248,8 +248,8 @@ def crossover_section(paths: list[Path]) -> str:
         crossing = "none" if r["crossover_params"] is None else format_params(r["crossover_params"])
         sizes = f"{format_params(r['params_min'])}-{format_params(r['params_max'])} ({r['n_sizes']})"
         lines.append(
-            f"| {r['stack']} | {r['batch_size']} | {r['precision']} | {r['baseline']} | {sizes} | {r['n_points']} "
-            f"| {crossing} | {ci} | {share} | {r['message']} |"
+            f"| {r['software_stack']} | {r['batch_size']} | {r['precision']} | {r['baseline']} | {sizes} "
+            f"| {r['n_points']} | {crossing} | {ci} | {share} | {r['message']} |"
         )
     return "\n".join(lines)
 
