@@ -17,11 +17,11 @@ from pathlib import Path
 
 import polars as pl
 
-# Product code through its public packages first. The names below them have no public home yet (the dataset's
-# analysis and the schema's row builders); they are the only private imports, kept in this one block.
-from ecocompute.analysis import change_vs_baseline, crossover, stack_table
-from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, format_params
-from ecocompute.analysis.j_per_token import torch_compile_ran
+# Product code through its public packages first. The names below them have no public home yet (the card's section
+# renderers, the schema's row builders, a checkpoint's reader); they are the only private imports, in this block.
+from ecocompute.analysis import analyse, change_vs_baseline
+from ecocompute.analysis.results import Results
+from ecocompute.analysis.sections import crossover_section, split_sections, stack_section
 from ecocompute.collector.state import read_state
 from ecocompute.schema import Derived, Submission, Window, derive, load_submission
 from ecocompute.schema.derive import integral_diff_pct, mean_std
@@ -226,52 +226,10 @@ def _tables(paths: tuple[Path, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
     return measurements, windows_frame([row for s in subs for row in window_rows(s)])
 
 
-def crossover_section(paths: list[Path]) -> str:
-    """The crossover of each quantized precision per stack and batch, over every committed run.
-
-    The dataset's own ``crossover`` (log-linear, bootstrap of windows) on every run, those that fail the CV gate
-    included, as the dataset's ``_all`` configs hold them (the card's "Crossover" table has the gate-passing ones).
-    """
-    result = crossover(*_tables(tuple(paths)), precision=["nf4", "int8", "int8-t0"])
-    lines = [f"The dataset's `crossover` (log-linear in log10(params) between the sizes that bracket the sign change; "
-             f"95% CI from {DEFAULT_N_BOOT} bootstrap resamples of the windows, seed {DEFAULT_SEED}) on every "
-             "committed run, those that fail the CV gate included, as the dataset's `measurements_all` holds them; "
-             "the card's table \"Crossover\" has the runs that pass the gate alone. Each change is against the same "
-             "run's baseline.\n",
-             "| stack | batch | precision | baseline | sizes | runs | crossover | 95% CI | resamples crossing "
-             "| result |",
-             "|---|---:|---|---|---|---:|---:|---|---:|---|"]  # fmt: skip
-    for r in result.iter_rows(named=True):
-        low, high = r["ci95_low_params"], r["ci95_high_params"]
-        ci = "" if low is None else f"{format_params(low)}-{format_params(high)}"
-        share = "" if r["boot_fraction"] is None else f"{100 * r['boot_fraction']:.0f}%"
-        crossing = "none" if r["crossover_params"] is None else format_params(r["crossover_params"])
-        sizes = f"{format_params(r['params_min'])}-{format_params(r['params_max'])} ({r['n_sizes']})"
-        lines.append(
-            f"| {r['software_stack']} | {r['batch_size']} | {r['precision']} | {r['baseline']} | {sizes} "
-            f"| {r['n_points']} | {crossing} | {ci} | {share} | {r['message']} |"
-        )
-    return "\n".join(lines)
-
-
-def stack_section(paths: list[Path]) -> str:
-    """Compiling against the precision as levers, per shape, over every committed run (the card's table, wider).
-
-    The dataset's own ``stack_frame`` on all runs: each side is the mean over the runs that measured it, so the
-    two sides come from different runs (and sittings); the static share is idle power x time over J/token.
-    """
-    measurements, _ = _tables(tuple(paths))
-    lines = ["| shape | batch | precision | compiled stack | eager J/token (runs) | compiled J/token (runs) "
-             "| torch.compile ran | compiled vs eager | static % eager | static % compiled |",
-             "|---|---:|---|---|---:|---:|---|---:|---:|---:|"]  # fmt: skip
-    for r in stack_table(measurements).iter_rows(named=True):
-        lines.append(
-            f"| {r['architecture']} | {r['batch_size']} | {r['precision']} | {r['compiled_stack']} "
-            f"| {r['eager_j_per_token']:.3f} ({r['eager_n_submissions']}) "
-            f"| {r['compiled_j_per_token']:.3f} ({r['compiled_n_submissions']}) | {torch_compile_ran(r)} "
-            f"| {r['change_pct']:+.1f}% | {r['eager_static_share_pct']:.0f} | {r['compiled_static_share_pct']:.0f} |"
-        )
-    return "\n".join(lines)
+@functools.cache
+def _analysis(paths: tuple[Path, ...]) -> Results:
+    """The dataset's analysis of every run in ``paths`` (gate-passing or not, as in ``measurements_all``), once."""
+    return analyse(*_tables(paths), config="measurements_all")
 
 
 def time_section(paths: list[Path]) -> str:
@@ -529,6 +487,7 @@ def committed() -> tuple[list[Path], list[Path]]:
 def render() -> str:
     """The whole markdown block, between its markers."""
     runs, checkpoints = committed()
+    analysis = _analysis(tuple(runs))
     parts = ["## Spread by run and knob", "CV of J/token, of seconds per token (the host's speed) and of the "
              "dynamic (idle-subtracted) J/token, between measured windows; other CPUs busy: the range over windows of "
              "the host CPUs other processes kept busy (`host_others_busy_cpus`); `-`: not recorded or not measured.",
@@ -545,14 +504,21 @@ def render() -> str:
              "no energy. From `results/compile-bnb-*.json`.",
              compile_bnb_section(sorted(RESULTS.glob("compile-bnb-*.json"))),
              "## Crossovers over every committed run",
-             crossover_section(runs),
+             f"The dataset card's table \"Crossover\", over every committed run, those that fail the CV gate "
+             f"included (as `measurements_all` holds them): log-linear in log10(params) between the sizes that "
+             f"bracket the sign change, 95% CI from {analysis.n_boot} bootstrap resamples of the windows, seed "
+             f"{analysis.seed}. Each change is against the same run's baseline.",
+             crossover_section(analysis),
              "## Compiling against the precision",
-             "The dataset's `stack_table` over every committed run: J/token of each precision on the eager stack "
-             "against a compiled one, each side the mean over its runs (different runs, often different sittings "
-             "and GPUs), beside the share of J/token that is idle power x time on each side. Set the change from "
-             "compiling beside the changes between precisions within one run (table \"Crossovers\" above, and each "
-             "run's table below).",
-             stack_section(runs),
+             "The card's table \"Stack against precision\" over every committed run: J/token of each precision on "
+             "the eager stack against a compiled one, each side the mean over its runs (different runs, often "
+             "different sittings and GPUs). Set the change from compiling beside the changes between precisions "
+             "within one run (table \"Crossovers\" above, and each run's table below).",
+             stack_section(analysis),
+             "## Static and dynamic energy",
+             "The card's tables \"Static and dynamic energy\" over every committed run: each precision's dynamic "
+             "J/token (what the work drew above idle) and the share of J/token that is idle power x time.",
+             split_sections(analysis),
              "## How much of the spread is time per token",
              "Per measurement with 3 windows or more: the share of the variance of J/token between its windows that "
              "a straight line in seconds per token explains (R^2); a high R^2 means J/token moved with the time a "
