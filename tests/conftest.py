@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,12 @@ from factories import Keys, allowed_signers_line, make_key, make_submission
 from hypothesis import settings
 
 from ecocompute.schema.io import write_submission
+
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 set (the main process has neither), and a rich console
+# made there keeps that width whatever a test sets later; drop them, so `make test -n auto` sees what a plain run sees.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
 
 # No timing limits in tests: performance is measured by benchmarks/, not by timed tests.
 settings.register_profile("ecocompute", deadline=None)
