@@ -1,6 +1,6 @@
 """Throughput and memory of the validator.
 
-Run ``python benchmarks/validate_throughput.py [--files 1000] [--memory-files 10000]``; its output is committed to
+Run ``PYTHONPATH=tests python benchmarks/validate_throughput.py [--files 1000] [--memory-files 10000]``; its output is committed to
 benchmarks/results/validate_throughput.txt.
 
 - Throughput: 1,000 generated submissions (5 precisions x 6 windows), each signed with its own ed25519 signature,
@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519

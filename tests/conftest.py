@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import sys
+import os
 from pathlib import Path
 
 import pytest
+from factories import Keys, allowed_signers_line, make_key, make_submission
 from hypothesis import settings
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from factories import Keys, allowed_signers_line, make_key, make_submission
-
 from ecocompute.schema.io import write_submission
+
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 set (the main process has neither), and a rich console
+# made there keeps that width whatever a test sets later; drop them, so `make test -n auto` sees what a plain run sees.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
 
 # No timing limits in tests: performance is measured by benchmarks/, not by timed tests.
 settings.register_profile("ecocompute", deadline=None)
