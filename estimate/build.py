@@ -51,7 +51,8 @@ def measured_runs(measurements: pl.DataFrame, submissions: pl.DataFrame) -> list
     if "passes_cv_gate" not in usable.columns:
         usable = usable.with_columns((pl.col("cv_pct") < GATE_CV_PCT).alias("passes_cv_gate"))
     archs = dict(submissions.select("submission_id", "gpu_arch").iter_rows())
-    created = dict(submissions.select("submission_id", "created_at").iter_rows())
+    created = {sid: at.isoformat() if hasattr(at, "isoformat") else str(at)
+               for sid, at in submissions.select("submission_id", "created_at").iter_rows()}  # fmt: skip
     base = usable.filter(pl.col("precision") == "fp16")
     by_id = {row["submission_id"]: row for row in base.iter_rows(named=True)}
     runs = []
@@ -68,7 +69,7 @@ def measured_runs(measurements: pl.DataFrame, submissions: pl.DataFrame) -> list
             "session": None, "params_b": row["params_total"] / 1e9, "model": row["model_id"],
             "y": math.log(jq / jb), "w": w, "j_q": jq, "j_b": jb,
             "passes_cv_gate": bool(row["passes_cv_gate"] and fp16["passes_cv_gate"]),
-            "submission_id": row["submission_id"], "created_at": str(created.get(row["submission_id"], "")),
+            "submission_id": row["submission_id"], "created_at": created.get(row["submission_id"]),
             "doi": None, "quality_pct": _quality(row, fp16),
         })  # fmt: skip
     return runs
@@ -315,7 +316,7 @@ def artifact_from_runs(runs: Sequence[Run], dataset: dict[str, Any]) -> dict[str
 def dataset_info(runs: Sequence[Run], version: str, doi: str | None) -> dict[str, Any]:
     """The dataset's identity as the answers cite it: version, DOI, newest submission, count, citation."""
     measured = [r for r in runs if r["source"] == "measured"]
-    newest = max((r["created_at"] for r in measured), default=None)
+    newest = max((r["created_at"] for r in measured if r["created_at"]), default=None)
     citation = f"ecocompute contributors, ecocompute: an open dataset of measured LLM-inference GPU energy, v{version}"
     citation += f", https://doi.org/{doi}" if doi else " (no DOI minted yet)"
     return {

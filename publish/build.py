@@ -17,6 +17,7 @@ import polars as pl
 from ecocompute.analysis.change import change_frame
 from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, crossover_frame
 from ecocompute.analysis.tables import jpt_frame
+from ecocompute.estimate.publish import write_estimate
 from ecocompute.publish.atomic import staged_output
 from ecocompute.publish.card import BeyondGate, CardInputs, render_card
 from ecocompute.publish.figures import draw_figures
@@ -83,6 +84,7 @@ def write_dataset(folder: Path, gathered: Gathered, tables: Tables, version: str
     changes = change_frame(tables.measurements)
     crossovers = crossover_frame(tables.measurements, tables.windows, n_boot=options.n_boot, seed=options.seed)
     figures = draw_figures(jpt, changes, crossovers, folder)
+    write_estimate(folder, tables, version)  # artifact.json and the estimator page (estimate/)
     changelog = changelog_text()
     (folder / "CHANGELOG.md").write_text(changelog, encoding="utf-8")
     card = CardInputs(
