@@ -11,7 +11,7 @@ from typing import Annotated, Any
 try:
     from fastapi import FastAPI, Query, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse
+    from fastapi.responses import JSONResponse, Response
 except ImportError as exc:  # pragma: no cover - the [serve] extra
     raise ImportError("ecocompute serve needs FastAPI and uvicorn: pip install 'ecocompute[serve]'") from exc
 
@@ -47,9 +47,9 @@ def create_app(artifact_path: Path | str | None = None) -> FastAPI:
             detail.append(item)
         return unprocessable(detail)
 
-    def answer(question: Question) -> Answer | JSONResponse:
-        try:
-            return estimate(question, artifact)
+    def answer(question: Question) -> Response:
+        try:  # serialised once here: returning a Response skips FastAPI's second validation of the Answer
+            return Response(estimate(question, artifact).model_dump_json(), media_type="application/json")
         except EstimateError as exc:
             field, _, msg = str(exc).partition(": ")
             return unprocessable([{"field": field, "msg": msg, "type": "value_error"}])
