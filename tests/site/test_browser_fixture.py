@@ -21,8 +21,8 @@ def test_watch_errors_records_console_and_page_errors(browser: Any) -> None:
     assert not any("fine" in e for e in errors)
 
 
-def test_page_fixture_and_screenshot(page: Any, screenshots: Path) -> None:
+def test_page_fixture_and_screenshot(page: Any, tmp_path: Path) -> None:
     page.set_content("<h1>ecocompute</h1>")
-    path = shoot(page, screenshots, "fixture-check")
+    path = shoot(page, tmp_path, "fixture-check")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert page.console_errors == []
