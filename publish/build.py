@@ -27,6 +27,7 @@ from ecocompute.publish.manifest import MANIFEST, manifest_text
 from ecocompute.publish.parquet import data_file, write_parquet
 from ecocompute.publish.tables import Tables, build_tables
 from ecocompute.publish.versions import changelog_text, resolve_version
+from ecocompute.site.render import write_build_site
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ def write_dataset(folder: Path, gathered: Gathered, tables: Tables, version: str
         changelog=changelog, beyond=beyond_gate(gathered.accepted, gathered.beyond_gate, options),
     )  # fmt: skip
     (folder / "README.md").write_text(render_card(card), encoding="utf-8")
+    write_build_site(folder, version, options, crossovers)
     text = manifest_text(folder, version, gathered, options.include_examples)
     (folder / MANIFEST).write_text(text, encoding="utf-8")
 
