@@ -146,7 +146,12 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args()
     result = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_average_1min_at_start": os.getloadavg()[0],
+        },
         "in_process": in_process(args.repeat),
         "http": over_http(args.rate, args.seconds, args.workers),
     }
