@@ -59,8 +59,8 @@ def in_process(repeat: int) -> dict[str, Any]:
             started = time.perf_counter()
             estimate(q, artifact)
             times.append(1000 * (time.perf_counter() - started))
-    return {"estimates": len(times), "median_ms": statistics.median(times), "p99_ms": pct(times, 0.99),
-            "max_ms": max(times)}  # fmt: skip
+    return {"estimates": len(times), "mean_ms": statistics.fmean(times), "median_ms": statistics.median(times),
+            "p99_ms": pct(times, 0.99), "max_ms": max(times)}  # fmt: skip
 
 
 def free_port() -> int:
@@ -120,21 +120,30 @@ def load(port: int, paths: list[str], rate: float, seconds: float, workers: int)
             "p99_ms": pct(latencies, 0.99), "max_ms": max(latencies)}  # fmt: skip
 
 
-def over_http(rate: float, seconds: float, workers: int) -> dict[str, Any]:
+def over_http(rate: float, seconds: float, workers: int, trials: int) -> dict[str, Any]:
+    """``trials`` back-to-back pairs (estimate, then no-op); the headline is the trial whose no-op p99 is lowest.
+
+    On a shared machine the tail follows the other processes; the no-op, measured in the same trial, says how much.
+    """
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "ecocompute", "serve", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    runs = []
     try:
         wait_up(port)
         paths = ["/v1/estimate?" + urllib.parse.urlencode(q) for q in questions()]
         load(port, paths, rate, 1.0, workers)  # warm-up
-        estimate_run = load(port, paths, rate, seconds, workers)
-        noop_run = load(port, ["/v1/noop"], rate, seconds, workers)
+        for _ in range(trials):
+            estimate_run = load(port, paths, rate, seconds, workers)
+            noop_run = load(port, ["/v1/noop"], rate, seconds, workers)
+            runs.append({"estimate": estimate_run, "noop": noop_run, "load_average_1min": os.getloadavg()[0],
+                         "p99_ratio_estimate_to_noop": estimate_run["p99_ms"] / noop_run["p99_ms"]})  # fmt: skip
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    return {"rate_rps": rate, "seconds": seconds, "workers": workers, "estimate": estimate_run, "noop": noop_run,
-            "p99_ratio_estimate_to_noop": estimate_run["p99_ms"] / noop_run["p99_ms"]}  # fmt: skip
+    best = min(runs, key=lambda r: r["noop"]["p99_ms"])
+    return {"rate_rps": rate, "seconds": seconds, "workers": workers, "trials": runs, "quietest": best,
+            **best}  # fmt: skip
 
 
 def main() -> int:
@@ -143,6 +152,7 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args()
     result = {
@@ -153,17 +163,26 @@ def main() -> int:
             "load_average_1min_at_start": os.getloadavg()[0],
         },
         "in_process": in_process(args.repeat),
-        "http": over_http(args.rate, args.seconds, args.workers),
+        "http": over_http(args.rate, args.seconds, args.workers, args.trials),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     ip, h = result["in_process"], result["http"]
-    print(f"in process: {ip['estimates']} estimates, median {ip['median_ms']:.3f} ms, p99 {ip['p99_ms']:.3f} ms")
-    for name in ("estimate", "noop"):
-        r = h[name]
-        print(f"HTTP {name}: {r['requests']} at {r['achieved_rps']:.0f}/s, p50 {r['p50_ms']:.2f} ms, "
-              f"p99 {r['p99_ms']:.2f} ms, errors {r['errors']}")  # fmt: skip
-    print(f"p99 ratio estimate/noop {h['p99_ratio_estimate_to_noop']:.2f}; wrote {args.out}")
+    print(
+        f"in process: {ip['estimates']} estimates, mean {ip['mean_ms']:.3f} ms, median {ip['median_ms']:.3f} ms, "
+        f"p99 {ip['p99_ms']:.3f} ms"
+    )
+    for i, trial in enumerate(h["trials"], 1):
+        for name in ("estimate", "noop"):
+            r = trial[name]
+            print(f"trial {i} HTTP {name}: {r['requests']} at {r['achieved_rps']:.0f}/s, p50 {r['p50_ms']:.2f} ms, "
+                  f"p99 {r['p99_ms']:.2f} ms, errors {r['errors']}")  # fmt: skip
+        print(f"trial {i} p99 ratio estimate/noop {trial['p99_ratio_estimate_to_noop']:.2f}, "
+              f"load {trial['load_average_1min']:.1f}")  # fmt: skip
+    print(
+        f"quietest trial: estimate p99 {h['estimate']['p99_ms']:.2f} ms, noop p99 {h['noop']['p99_ms']:.2f} ms; "
+        f"wrote {args.out}"
+    )
     return 0
 
 

@@ -232,6 +232,12 @@ def cross_terms(groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
     fallback = max(known) if known else 0.0
     result: dict[str, Any] = {k: (fallback if v is None else v) for k, v in found.items()}
     result["estimated_from_pairs"] = sorted(k for k, v in found.items() if v is not None)
+    by_precision = {}  # sessions of one card disagree more for some kernels (the seed's INT8 differs 2x) than others
+    for precision in sorted({g["precision"] for g in groups if g["source"] == "published"}):
+        subset = [g for g in groups if g["precision"] == precision]
+        value = _pairs(subset, lambda a, b: a["source"] == b["source"] == "published" and a["gpu"] == b["gpu"])
+        by_precision[precision] = result["session2"] if value is None else value
+    result["session2_by_precision"] = by_precision
     return result
 
 
@@ -300,7 +306,8 @@ def artifact_from_runs(runs: Sequence[Run], dataset: dict[str, Any]) -> dict[str
     constants = {"size_tol_ln": SIZE_TOL_LN, "z95": Z95, "kappa2": kappa2, **cross}
     for group in groups:
         w_mean = sum(c["w_mean"] for c in group["cells"]) / len(group["cells"])
-        group["noise2"] = group["tau2"] + w_mean + (cross["session2"] if group["source"] == "published" else 0.0)
+        session2 = cross["session2_by_precision"].get(group["precision"], cross["session2"])
+        group["noise2"] = group["tau2"] + w_mean + (session2 if group["source"] == "published" else 0.0)
         group["crossover"] = crossover(group, constants)
     return {
         "schema_version": SCHEMA_VERSION,

@@ -10,7 +10,10 @@ from ecocompute.console import out
 from ecocompute.schema.errors import UsageError
 
 ARTIFACT_OPT = typer.Option(
-    None, "--artifact", help="artifact.json, or a folder built by `ecocompute publish build`; default: the shipped one."
+    None,
+    "--artifact",
+    "--dataset",
+    help="artifact.json, or a folder built by `ecocompute publish build`; default: the shipped one.",
 )
 
 
