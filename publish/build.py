@@ -20,6 +20,7 @@ import polars as pl
 
 from ecocompute.analysis.defaults import ALL_SUFFIX, DEFAULT_N_BOOT, DEFAULT_SEED
 from ecocompute.analysis.results import analyse
+from ecocompute.estimate.publish import write_estimate
 from ecocompute.publish.atomic import staged_output
 from ecocompute.publish.cache import RowCache
 from ecocompute.publish.card import CardInputs, Counts, render_card
@@ -30,6 +31,7 @@ from ecocompute.publish.hub import DEFAULT_HF_REPO
 from ecocompute.publish.inputs import Gathered, Source, check_unique_ids, input_files, refusal
 from ecocompute.publish.manifest import MANIFEST, manifest_text
 from ecocompute.publish.versions import changelog_text, resolve_version
+from ecocompute.site.render import write_build_site
 from ecocompute.validate.core import validate_files
 
 REJECTIONS_FILE = "rejections.json"
@@ -134,6 +136,7 @@ def write_dataset(folder: Path, gathered: Gathered, cache: RowCache, version: st
     findings = compute_findings(everything)
     (folder / FINDINGS_FILE).write_text(findings_text(findings), encoding="utf-8")
     (folder / REJECTIONS_FILE).write_text(rejections_text(gathered), encoding="utf-8")
+    write_estimate(folder, tables, version)  # artifact.json and the estimator page (estimate/)
     figures = draw_figures(everything, folder, cache.figures)
     changelog = changelog_text()
     (folder / "CHANGELOG.md").write_text(changelog, encoding="utf-8")
@@ -144,6 +147,7 @@ def write_dataset(folder: Path, gathered: Gathered, cache: RowCache, version: st
         skipped_examples=len(gathered.skipped_examples), changelog=changelog, doi=options.doi,
     )  # fmt: skip
     (folder / "README.md").write_text(render_card(card), encoding="utf-8")
+    write_build_site(folder, version, options, None)  # site's call (merge of site and dataset: it computes its own)
     (folder / MANIFEST).write_text(manifest_text(folder, version, gathered), encoding="utf-8")
     return summary
 
