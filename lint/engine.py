@@ -73,7 +73,7 @@ def lint_text(text: str, path: str, config: LintConfig, evidence: Evidence) -> F
         return FileReport(path, error=f"cannot parse{where}: {getattr(exc, 'msg', exc)}")
     table = noqa.suppressions(text)
     findings = []
-    for hit in check(scan(tree), config.settings, evidence, config.select):
+    for hit in check(scan(tree), config.settings, evidence, config.select, notebook.line_name if notebook else None):
         if noqa.silenced(hit.rule, (hit.line, hit.end_line), table):
             continue
         line, end_line, cell, cell_line = hit.line, hit.end_line, None, None

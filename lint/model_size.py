@@ -16,18 +16,21 @@ from pathlib import Path
 from typing import Any
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([bm])$", re.IGNORECASE)
+_SPLIT_SIZE = re.compile(r"^(\d+)b(\d+)$", re.IGNORECASE)  # bloom-1b7, 7b1: 1.7B, 7.1B
 _SPLIT = re.compile(r"[-_/ ]+")
 
 
 def size_from_name(model_id: str) -> float | None:
-    """The size a model id spells (``-1.1B``, ``7b``, ``350m``), in billions; None unless exactly one is there."""
+    """The size a model id spells (``-1.1B``, ``7b``, ``350m``, ``1b7``), in billions; None unless just one is."""
     name = model_id.rstrip("/").rsplit("/", 1)[-1]
     sizes = []
     for token in _SPLIT.split(name):
-        match = _SIZE.match(token)
+        match, split = _SIZE.match(token), _SPLIT_SIZE.match(token)
         if match:
             value = float(match.group(1))
             sizes.append(value if match.group(2).lower() == "b" else value / 1000)
+        elif split:
+            sizes.append(float(f"{split.group(1)}.{split.group(2)}"))
     return sizes[0] if len(set(sizes)) == 1 and sizes[0] > 0 else None
 
 

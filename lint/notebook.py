@@ -40,6 +40,11 @@ class NotebookSource:
         """The origin of a 1-based line of :attr:`text`."""
         return self.origins[line - 1] if 0 < line <= len(self.origins) else None
 
+    def line_name(self, line: int) -> str:
+        """How a message names a line of :attr:`text`: ``cell 6, line 2``."""
+        origin = self.origin(line)
+        return f"cell {origin.cell}, line {origin.cell_line}" if origin else f"line {line}"
+
 
 def _cell_lines(cell: dict[str, object]) -> list[str]:
     source = cell.get("source", "")

@@ -49,6 +49,7 @@ class Context:
     facts: Facts
     settings: Settings
     evidence: Evidence
+    line_name: Callable[[int], str] = lambda line: f"line {line}"
 
     @property
     def stack(self) -> str:
@@ -120,10 +121,15 @@ def eco102(ctx: Context) -> Iterator[Hit]:
         if size is None:
             continue
         measured = ctx.evidence.vs_fp16(ctx.cell(load.quant.precision, size))
-        if measured is None or not measured.costs:
+        if measured is None or not (measured.costs or _below_crossover(measured, size)):
             continue
         yield _hit("ECO102", load, f"{load.quant.precision} load of a {size_text(size)} model {_crossover(measured)}: "
                    f"measured {measured.text()}")  # fmt: skip
+
+
+def _below_crossover(m: Measured, size: float) -> bool:
+    """True when the size lies below the whole 95% interval of a measured crossover."""
+    return m.crossover_status == "crossover" and m.crossover_ci95 is not None and size < m.crossover_ci95[0]
 
 
 def _crossover(m: Measured) -> str:
@@ -149,8 +155,9 @@ def eco103(ctx: Context) -> Iterator[Hit]:
         measured = ctx.evidence.between(base, alt, "batch 1")
         if measured is None or not measured.saves_at_least(ctx.settings.min_saving_pct):
             continue
-        yield _hit("ECO103", gen, f"one prompt per generate() call in the loop at line {gen.loop_line}; batching "
-                   f"{batch} prompts measured {measured.text()}")  # fmt: skip
+        loop = ctx.line_name(gen.loop_line)
+        yield _hit("ECO103", gen, f"one prompt per generate() call in the loop at {loop}; batching {batch} prompts "
+                   f"measured {measured.text()}")  # fmt: skip
 
 
 def eco104(ctx: Context) -> Iterator[Hit]:
@@ -189,10 +196,10 @@ def eco105(ctx: Context) -> Iterator[Hit]:
         size, precision = size_of(load), load.quant.precision if load.quant else None
         measured = ctx.evidence.vs_fp16(ctx.cell(precision, size)) if size and precision else None
         if measured is not None:
-            said.append(f"{precision} (line {load.line}) measured {measured.text()}")
+            said.append(f"{precision} ({ctx.line_name(load.line)}) measured {measured.text()}")
     if said:
-        yield _hit("ECO105", later, f"8-bit and 4-bit loads in one file (lines {other.line} and {later.line}); "
-                   + "; ".join(said))  # fmt: skip
+        where = f"{ctx.line_name(other.line)} and {ctx.line_name(later.line)}"
+        yield _hit("ECO105", later, f"8-bit and 4-bit loads in one file ({where}); " + "; ".join(said))
 
 
 CHECKS: dict[str, Callable[[Context], Iterator[Hit]]] = {
@@ -204,8 +211,14 @@ CHECKS: dict[str, Callable[[Context], Iterator[Hit]]] = {
 }
 
 
-def check(facts: Facts, settings: Settings, evidence: Evidence, select: frozenset[str]) -> list[Hit]:
-    """Every selected rule's findings for one file, sorted by place."""
-    ctx = Context(facts, settings, evidence)
+def check(
+    facts: Facts,
+    settings: Settings,
+    evidence: Evidence,
+    select: frozenset[str],
+    line_name: Callable[[int], str] | None = None,
+) -> list[Hit]:
+    """Every selected rule's findings for one file, sorted by place; ``line_name`` names a line in messages."""
+    ctx = Context(facts, settings, evidence, line_name or (lambda line: f"line {line}"))
     hits = [hit for rule in sorted(select) for hit in CHECKS[rule](ctx)]
     return sorted(hits, key=lambda h: (h.line, h.column, h.rule))

@@ -186,6 +186,7 @@ class Scanner(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for target in node.targets:
+            self.visit(target)
             self._bind(target, node.value)
             if isinstance(target, ast.Name) and id(node.value) in self.load_nodes:
                 self._name_load(node.value, target.id)
