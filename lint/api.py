@@ -26,12 +26,10 @@ class LintResult:
         return [f for f in self.findings if f.severity >= config.fail_at]
 
 
-def _shown(path: Path) -> Path:
+def _shown(path: Path, cwd: str) -> Path:
     """A path as the user is shown it: relative to the current folder when it lies inside it."""
-    try:
-        return Path(os.path.relpath(path)) if path.is_absolute() and path.resolve().is_relative_to(Path.cwd()) else path
-    except ValueError:
-        return path
+    text = str(path)
+    return Path(text[len(cwd) + 1 :]) if path.is_absolute() and text.startswith(cwd + os.sep) else path
 
 
 def lint_paths(
@@ -43,7 +41,8 @@ def lint_paths(
     evidence: Evidence | None = None,
 ) -> LintResult:
     """Lint every Python file and notebook under ``paths``; with ``diff_base``, only findings on changed lines."""
-    files = [_shown(p) for p in discover(paths)]
+    cwd = str(Path.cwd())
+    files = [_shown(p, cwd) for p in discover(paths)]
     changed = gitdiff.changed_lines(diff_base) if diff_base else None
     if changed is not None:
         files = [f for f in files if Path(os.path.normpath(f.absolute())) in changed]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import multiprocessing
 import os
+import re
 import warnings
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -23,8 +25,15 @@ SUFFIXES = (".py", ".ipynb")
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".tox", "site-packages"}
 )
-# A file none of whose text names one of these cannot trigger any rule, so it is not parsed at all.
-TRIGGERS = ("from_pretrained", "generate", "pipeline")
+# Every rule needs a model load in the file (ECO103/ECO104 read the precision and size of the model a generate()
+# call uses from its load), so a file whose text names neither kind of load is not parsed at all.
+PIPELINE_CALL = re.compile(r"\bpipeline\s*\(")
+
+
+def _may_load(text: str) -> bool:
+    return "from_pretrained" in text or ("pipeline" in text and PIPELINE_CALL.search(text) is not None)
+
+
 PARALLEL_FROM = 200  # files: below this, worker start-up costs more than it saves
 CHUNK = 64
 
@@ -62,7 +71,7 @@ def lint_text(text: str, path: str, config: LintConfig, evidence: Evidence) -> F
         except UsageError as exc:
             return FileReport(path, error=str(exc))
         text = notebook.text
-    if not any(word in text for word in TRIGGERS):
+    if not _may_load(text):
         return FileReport(path)
     try:
         with warnings.catch_warnings():
@@ -97,10 +106,18 @@ def lint_file(path: Path, config: LintConfig, evidence: Evidence) -> FileReport:
     return lint_text(text, name, config, evidence)
 
 
-def _chunk(args: tuple[list[Path], LintConfig]) -> list[FileReport]:
-    files, config = args
-    evidence = Evidence(config.settings.gpu)
+_WORKER: dict[str, tuple[LintConfig, Evidence]] = {}  # set before the pool forks, so workers inherit its caches
+
+
+def _chunk(files: list[Path]) -> list[FileReport]:
+    config, evidence = _WORKER["run"]
     return [lint_file(f, config, evidence) for f in files]
+
+
+def _start_worker(config: LintConfig, evidence: Evidence | None) -> None:
+    if evidence is None:  # a spawned worker (no fork): its own evidence, caches filled as it goes
+        evidence = Evidence(config.settings.gpu)
+    _WORKER["run"] = (config, evidence)
 
 
 def lint_files(
@@ -112,7 +129,11 @@ def lint_files(
         for f in files:
             yield lint_file(f, config, evidence)
         return
-    chunks = [(files[i : i + CHUNK], config) for i in range(0, len(files), CHUNK)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    chunks = [files[i : i + CHUNK] for i in range(0, len(files), CHUNK)]
+    _ = evidence.artifact  # loaded once here; forked workers share it
+    forked = multiprocessing.get_start_method() == "fork"
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=_start_worker, initargs=(config, evidence if forked else None)
+    ) as pool:
         for reports in pool.map(_chunk, chunks):
             yield from reports

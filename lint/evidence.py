@@ -98,6 +98,7 @@ class Evidence:
         self.gpu = gpu
         self._artifact = artifact
         self._answers: dict[Cell, Any | None] = {}
+        self._pairs: dict[tuple[Cell, Cell, str], Measured | None] = {}
 
     @cached_property
     def artifact(self) -> dict[str, Any]:
@@ -178,10 +179,21 @@ class Evidence:
         dof = sum(len(g) - 1 for g in groups)
         return sum(statistics.variance(g) * (len(g) - 1) for g in groups) / dof if dof else None
 
+    @cached_property
+    def _model_params(self) -> dict[str, float]:
+        return {str(r["model"]): float(r["params_b"]) for r in self.artifact.get("runs", []) if r.get("model")}
+
     def _params(self, model: str) -> float:
-        return next(float(r["params_b"]) for r in self.artifact["runs"] if r.get("model") == model)
+        return self._model_params[model]
 
     def between(self, base: Cell, alt: Cell, against: str) -> Measured | None:
+        """:meth:`compare`, cached per pair of cells."""
+        key = (base, alt, against)
+        if key not in self._pairs:
+            self._pairs[key] = self.compare(base, alt, against)
+        return self._pairs[key]
+
+    def compare(self, base: Cell, alt: Cell, against: str) -> Measured | None:
         """The change in J/token from ``base`` to ``alt`` (same precision and size, another batch or stack).
 
         Both cells must hold runs of one model on the target card within 16% of the asked size; the change is the

@@ -47,7 +47,7 @@ def as_json(findings: Sequence[Finding], errors: Sequence[tuple[str, str]]) -> s
         ],
         "errors": [{"path": p, "message": m} for p, m in errors],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(doc) + "\n"
 
 
 def _escape_data(value: str) -> str:
@@ -125,7 +125,7 @@ def sarif(findings: Sequence[Finding], errors: Sequence[tuple[str, str]]) -> str
         "results": results,
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
     }  # fmt: skip
-    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
+    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}) + "\n"
 
 
 WRITERS = {"text": text, "json": as_json, "github": github, "sarif": sarif}

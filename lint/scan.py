@@ -12,7 +12,7 @@ from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecocompute.lint.values import UNKNOWN, BnbConfig, Evaluator, Kwargs, call_name, dotted
+from ecocompute.lint.values import UNKNOWN, BnbConfig, Dotted, Evaluator, Kwargs, call_name, dotted
 
 NOT_MODELS = ("Tokenizer", "Processor", "Config", "FeatureExtractor", "Dataset", "PeftModel", "Adapter")
 BATCH_HINTS = ("batch", "chunk")
@@ -20,6 +20,7 @@ ELEMENT_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "reversed", "sorted", 
 INDEX_LOOPS = frozenset({"range", "trange"})
 ELEMENT_METHODS = frozenset({"tolist", "items", "values", "keys", "readlines", "splitlines", "split"})
 INPUT_KWARGS = frozenset({"input_ids", "inputs", "attention_mask", "inputs_embeds", "text_inputs", "text"})
+LEAVES = (ast.Constant, ast.Name, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Import, ast.ImportFrom, ast.alias)
 INT8_DEFAULT_THRESHOLD = 6.0  # bitsandbytes' default llm_int8_threshold (BitsAndBytesConfig's signature)
 
 
@@ -84,6 +85,10 @@ class _Loop:
     index: set[str]
 
 
+def _skip(_node: ast.AST) -> None:
+    """A leaf of the tree: nothing under it for the scanner."""
+
+
 def _targets(node: ast.expr) -> list[str]:
     if isinstance(node, ast.Name):
         return [node.id]
@@ -124,11 +129,14 @@ def _int8_precision(threshold: Any) -> str | None:
 def quant_from_bnb(kw: Kwargs) -> tuple[Quant | None, bool]:
     """The quantization a ``BitsAndBytesConfig``'s (or a dict's) keywords ask for, and whether it is known."""
     l8, l4 = kw.get("load_in_8bit", False), kw.get("load_in_4bit", False)
+    if not isinstance(l8, bool) or not isinstance(l4, bool):
+        l8, l4 = (UNKNOWN if not isinstance(v, bool) else v for v in (l8, l4))
     if l8 is True:
         return Quant(8, _int8_precision(kw.get("llm_int8_threshold"))), True
     if l4 is True:
         qtype = kw.get("bnb_4bit_quant_type", "fp4")
-        return Quant(4, qtype if qtype in ("nf4", "fp4") else None), True
+        known = isinstance(qtype, str) and not isinstance(qtype, Dotted)
+        return Quant(4, qtype if known and qtype in ("nf4", "fp4") else None), True
     if l8 is UNKNOWN or l4 is UNKNOWN:
         return None, False
     return None, True
@@ -159,6 +167,27 @@ class Scanner(ast.NodeVisitor):
         self.scopes: list[dict[str, ast.expr | None]] = [{}]
         self.loops: list[_Loop] = []
         self.load_nodes: dict[int, Load] = {}
+        self._methods: dict[type, Any] = {}
+
+    # -- traversal: NodeVisitor's, with the method looked up once per node type and leaves skipped -------------
+    def visit(self, node: ast.AST) -> Any:
+        kind = type(node)
+        method = self._methods.get(kind)
+        if method is None:
+            own = None if kind in LEAVES else getattr(self, "visit_" + kind.__name__, None)
+            method = _skip if kind in LEAVES else (own or self.generic_visit)
+            self._methods[kind] = method
+        return method(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
     # -- scopes and bindings -------------------------------------------------------------------------------
     @property
@@ -374,7 +403,7 @@ class Scanner(ast.NodeVisitor):
             line=node.lineno,
             column=node.col_offset + 1,
             end_line=node.end_lineno or node.lineno,
-            model_id=model_id if isinstance(model_id, str) else None,
+            model_id=model_id if isinstance(model_id, str) and not isinstance(model_id, Dotted) else None,
             quant=quant,
             quant_known=known,
             dtype=_dtype(dtype_value),
@@ -388,8 +417,9 @@ class Scanner(ast.NodeVisitor):
         if task not in ("text-generation", "text2text-generation", UNKNOWN):
             return
         model = next((k.value for k in node.keywords if k.arg == "model"), node.args[1] if len(node.args) > 1 else None)
-        if not isinstance(ev.value(model), str):
-            return  # a model object loaded elsewhere: that load is the one that counts
+        named = ev.value(model)
+        if not (isinstance(named, str) and not isinstance(named, Dotted)) and "model_kwargs" not in kw.values:
+            return  # a model object loaded elsewhere (or an id from elsewhere, with nothing to load it with)
         inner = kw.get("model_kwargs", Kwargs())
         merged = (
             Kwargs({**kw.values, **inner.values}, kw.complete and inner.complete) if isinstance(inner, Kwargs) else kw

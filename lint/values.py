@@ -32,6 +32,12 @@ MAX_DEPTH = 12  # names that refer to names: stop following after this many hops
 BNB_CONFIG_NAMES = frozenset({"BitsAndBytesConfig"})
 
 
+class Dotted(str):
+    """The dotted name of an attribute expression (``torch.float16``), kept apart from string literals."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Kwargs:
     """The keyword arguments of a call, statically evaluated; ``complete`` is False when a ``**x`` was unknown."""
@@ -94,7 +100,8 @@ class Evaluator:
         if isinstance(expr, ast.Call):
             return self._call(expr, depth)
         if isinstance(expr, ast.Attribute):
-            return dotted(expr) or UNKNOWN
+            name = dotted(expr)
+            return Dotted(name) if name else UNKNOWN
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
             inner = self.value(expr.operand, depth + 1)
             return -inner if isinstance(inner, int | float) and not isinstance(inner, bool) else UNKNOWN
@@ -129,7 +136,7 @@ class Evaluator:
                     complete = False
                 continue
             k = self.value(key, depth + 1)
-            if isinstance(k, str):
+            if isinstance(k, str) and not isinstance(k, Dotted):
                 values[k] = self.value(val, depth + 1)
             else:
                 complete = False
@@ -142,7 +149,7 @@ class Evaluator:
                 parts.append(piece.value)
             elif isinstance(piece, ast.FormattedValue) and piece.format_spec is None and piece.conversion == -1:
                 inner = self.value(piece.value, depth + 1)
-                if not isinstance(inner, str | int | float) or isinstance(inner, bool):
+                if not isinstance(inner, str | int | float) or isinstance(inner, bool | Dotted):
                     return UNKNOWN
                 parts.append(str(inner))
             else:
