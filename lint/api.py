@@ -47,6 +47,7 @@ def lint_paths(
     if changed is not None:
         files = [f for f in files if Path(os.path.normpath(f.absolute())) in changed]
     ev = evidence or Evidence(config.settings.gpu)
+    _ = ev.card  # an unknown --target-gpu is a usage error before any file is read
     findings: list[Finding] = []
     errors: list[tuple[str, str]] = []
     for report in lint_files(files, config, ev, jobs=jobs if evidence is None else 1):
