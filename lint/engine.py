@@ -81,6 +81,7 @@ def lint_text(text: str, path: str, config: LintConfig, evidence: Evidence) -> F
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         return FileReport(path, error=f"cannot parse{where}: {getattr(exc, 'msg', exc)}")
     table = noqa.suppressions(text)
+    lines = text.splitlines()
     findings = []
     for hit in check(scan(tree), config.settings, evidence, config.select, notebook.line_name if notebook else None):
         if noqa.silenced(hit.rule, (hit.line, hit.end_line), table):
@@ -92,8 +93,17 @@ def lint_text(text: str, path: str, config: LintConfig, evidence: Evidence) -> F
             end = notebook.origin(hit.end_line) if notebook else None
             end_line = end.file_line if end else line
         severity = RULES[hit.rule].severity
-        findings.append(Finding(hit.rule, path, line, hit.column, hit.message, severity, end_line, cell, cell_line))
+        column = _char_column(lines, hit.line, hit.column)
+        findings.append(Finding(hit.rule, path, line, column, hit.message, severity, end_line, cell, cell_line))
     return FileReport(path, findings)
+
+
+def _char_column(lines: list[str], line: int, byte_column: int) -> int:
+    """The 1-based column in characters of a 1-based column in UTF-8 bytes (what ``ast`` gives)."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    if text.isascii():
+        return byte_column
+    return len(text.encode("utf-8")[: byte_column - 1].decode("utf-8", "replace")) + 1
 
 
 def lint_file(path: Path, config: LintConfig, evidence: Evidence) -> FileReport:

@@ -20,7 +20,8 @@ ELEMENT_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "reversed", "sorted", 
 INDEX_LOOPS = frozenset({"range", "trange"})
 ELEMENT_METHODS = frozenset({"tolist", "items", "values", "keys", "readlines", "splitlines", "split"})
 INPUT_KWARGS = frozenset({"input_ids", "inputs", "attention_mask", "inputs_embeds", "text_inputs", "text"})
-LEAVES = (ast.Constant, ast.Name, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Import, ast.ImportFrom, ast.alias)
+ALIASED = frozenset({"BitsAndBytesConfig", "pipeline"})
+LEAVES = (ast.Constant, ast.Name, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Import, ast.alias)
 INT8_DEFAULT_THRESHOLD = 6.0  # bitsandbytes' default llm_int8_threshold (BitsAndBytesConfig's signature)
 
 
@@ -168,6 +169,7 @@ class Scanner(ast.NodeVisitor):
         self.loops: list[_Loop] = []
         self.load_nodes: dict[int, Load] = {}
         self._methods: dict[type, Any] = {}
+        self.aliases: dict[str, str] = {}  # from transformers import BitsAndBytesConfig as BnB: BnB -> its name
 
     # -- traversal: NodeVisitor's, with the method looked up once per node type and leaves skipped -------------
     def visit(self, node: ast.AST) -> Any:
@@ -200,7 +202,7 @@ class Scanner(ast.NodeVisitor):
         if isinstance(target, ast.Name):
             scope[target.id] = value
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and value is not None:
-            key = Evaluator(self.env).value(target.slice)
+            key = Evaluator(self.env, self.aliases).value(target.slice)
             old = self.env.get(target.value.id)
             if isinstance(key, str) and old is not None:  # cfg["load_in_8bit"] = True: a dict with one more key
                 merged = ast.Dict(keys=[None, ast.Constant(key)], values=[old, value])
@@ -212,13 +214,19 @@ class Scanner(ast.NodeVisitor):
             if value is not None and self._feeds(value, loop):
                 loop.tainted.update(_targets(target))
 
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            if alias.asname and alias.name in ALIASED:
+                self.aliases[alias.asname] = alias.name
+
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for target in node.targets:
             self.visit(target)
             self._bind(target, node.value)
-            if isinstance(target, ast.Name) and id(node.value) in self.load_nodes:
-                self._name_load(node.value, target.id)
+            name = dotted(target)  # model = ... or self.model = ...
+            if name is not None and id(node.value) in self.load_nodes:
+                self._name_load(node.value, name)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -366,8 +374,8 @@ class Scanner(ast.NodeVisitor):
     # -- calls -----------------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)
-        name = call_name(node.func)
-        ev = Evaluator(self.env)
+        name = call_name(node.func, self.aliases)
+        ev = Evaluator(self.env, self.aliases)
         if name == "compile" and dotted(node.func) in ("torch.compile", "compile"):
             self.facts.compiles = True
         for kw in node.keywords:
@@ -391,7 +399,7 @@ class Scanner(ast.NodeVisitor):
 
     def _is_pipeline(self, name: str) -> bool:
         bound = self.env.get(name)
-        return isinstance(bound, ast.Call) and call_name(bound.func) == "pipeline"
+        return isinstance(bound, ast.Call) and call_name(bound.func, self.aliases) == "pipeline"
 
     def _load(self, node: ast.Call, ev: Evaluator, model_expr: ast.expr | None, kw: Kwargs) -> None:
         if model_expr is None:
@@ -449,15 +457,17 @@ class Scanner(ast.NodeVisitor):
 def _link(facts: Facts) -> Facts:
     """Attach to each generate call the load of its model.
 
-    The last load bound to its receiver's name before it,
-    or the file's only model load when the receiver names none.
+    The last load bound to its receiver's name (``model``, ``self.model``; for ``model.module`` its root) before
+    it, else after it (a function defined before the load it uses), else the file's only model load.
     """
     linked = []
     for gen in facts.generates:
-        root = (gen.receiver or "").split(".")[0]
-        before = [ld for ld in facts.loads if ld.line <= gen.line]
-        named = [ld for ld in before if ld.target == root]
-        load = named[-1] if named else (facts.loads[0] if len(facts.loads) == 1 else None)
+        receiver = gen.receiver or ""
+        names = {receiver, receiver.split(".")[0]}
+        named = [ld for ld in facts.loads if ld.target in names]
+        before = [ld for ld in named if ld.line <= gen.line]
+        only = facts.loads[0] if len(facts.loads) == 1 else None
+        load = (before[-1] if before else named[0]) if named else only
         linked.append(Generate(**{**gen.__dict__, "load": load}))
     facts.generates = linked
     return facts

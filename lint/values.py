@@ -59,10 +59,13 @@ class BnbConfig:
     kwargs: Kwargs
 
 
-def call_name(func: ast.expr) -> str | None:
-    """The last name of a called expression: ``transformers.BitsAndBytesConfig`` -> ``BitsAndBytesConfig``."""
+def call_name(func: ast.expr, aliases: Mapping[str, str] | None = None) -> str | None:
+    """The last name of a called expression: ``transformers.BitsAndBytesConfig`` -> ``BitsAndBytesConfig``.
+
+    A name imported ``as`` another is given by its imported name.
+    """
     if isinstance(func, ast.Name):
-        return func.id
+        return aliases.get(func.id, func.id) if aliases else func.id
     if isinstance(func, ast.Attribute):
         return func.attr
     return None
@@ -81,8 +84,9 @@ def dotted(expr: ast.expr) -> str | None:
 class Evaluator:
     """Evaluates expressions against the names a scope has bound so far (``env``: name -> expression)."""
 
-    def __init__(self, env: Mapping[str, ast.expr | None]) -> None:
+    def __init__(self, env: Mapping[str, ast.expr | None], aliases: Mapping[str, str] | None = None) -> None:
         self.env = env
+        self.aliases = aliases
 
     def value(self, expr: ast.expr | None, depth: int = 0) -> Any:
         """The static value of ``expr``, or :data:`UNKNOWN`."""
@@ -157,7 +161,7 @@ class Evaluator:
         return "".join(parts)
 
     def _call(self, node: ast.Call, depth: int) -> Any:
-        name = call_name(node.func)
+        name = call_name(node.func, self.aliases)
         if name == "dict" and not node.args:
             return self.kwargs(node.keywords, depth)
         if name in BNB_CONFIG_NAMES and not node.args:

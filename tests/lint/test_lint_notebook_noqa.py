@@ -70,3 +70,9 @@ def test_unparseable_python_is_reported_as_not_linted() -> None:
     report = lint_text("from_pretrained(\n  def", "x.py", LintConfig(), Evidence("H200"))
     assert report.error and report.error.startswith("cannot parse (line")
     assert lint_text("x = 1\n", "y.py", LintConfig(), Evidence("H200")).findings == []
+
+
+def test_columns_count_characters_not_bytes() -> None:
+    source = 'from transformers import AutoModelForCausalLM\nnote = "énergie"; m = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-7B", load_in_8bit=True)\n'  # noqa: E501
+    [finding] = lint_text(source, "u.py", LintConfig(), Evidence("H200")).findings
+    assert finding.column == source.splitlines()[1].index("AutoModelForCausalLM.from_pretrained") + 1
