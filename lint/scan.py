@@ -18,7 +18,7 @@ NOT_MODELS = ("Tokenizer", "Processor", "Config", "FeatureExtractor", "Dataset",
 BATCH_HINTS = ("batch", "chunk")
 ELEMENT_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "reversed", "sorted", "list", "iter", "tuple"})
 INDEX_LOOPS = frozenset({"range", "trange"})
-ELEMENT_METHODS = frozenset({"tolist", "items", "values", "keys", "readlines", "splitlines", "split"})
+BATCHERS = frozenset({"DataLoader", "batched", "chunked", "ichunked", "chunks", "grouper", "batch", "sliced"})
 INPUT_KWARGS = frozenset({"input_ids", "inputs", "attention_mask", "inputs_embeds", "text_inputs", "text"})
 ALIASED = frozenset({"BitsAndBytesConfig", "pipeline"})
 LEAVES = (ast.Constant, ast.Name, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Import, ast.alias)
@@ -285,8 +285,8 @@ class Scanner(ast.NodeVisitor):
             bound = self.env.get(it.id)
             if isinstance(bound, ast.ListComp | ast.GeneratorExp) and self._slices(bound.elt):
                 return None  # [prompts[i:i + 8] for i in ...]: a list of batches
-            if isinstance(bound, ast.Call) and call_name(bound.func) not in ELEMENT_WRAPPERS | {"open"}:
-                return self._loop_kind(bound, depth + 1) if call_name(bound.func) in INDEX_LOOPS else None
+            if isinstance(bound, ast.Call):
+                return self._loop_kind(bound, depth + 1)
             return "elements"
         if isinstance(it, ast.Attribute | ast.List | ast.Tuple | ast.Set | ast.ListComp):
             return "elements"
@@ -299,8 +299,9 @@ class Scanner(ast.NodeVisitor):
             if name in ELEMENT_WRAPPERS and it.args:
                 kinds = {self._loop_kind(a, depth + 1) for a in it.args}
                 return "elements" if "elements" in kinds else ("index" if "index" in kinds else None)
-            if name == "open" or (isinstance(it.func, ast.Attribute) and name in ELEMENT_METHODS):
-                return "elements"
+            if name in BATCHERS or any(kw.arg and "batch" in kw.arg for kw in it.keywords):
+                return None  # DataLoader(ds, batch_size=8), batched(prompts, 8): batches
+            return "elements"  # load_prompts(path), df["prompt"].tolist(), open(path): one prompt each
         return None
 
     @staticmethod

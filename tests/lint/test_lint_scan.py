@@ -185,3 +185,17 @@ def test_odd_code_does_not_break_the_scanner() -> None:
         A.from_pretrained("x/y-1B", quantization_config=x)
     """)
     assert [ld.model_id for ld in f.loads] == ["x/y-1B", "x/y-3B", "x/y-1B"]
+
+
+@pytest.mark.parametrize(
+    ("loop", "fed"),
+    [
+        ("prompts = load_prompts('p.jsonl')\nfor p in prompts:\n    model.generate(**tok(p))", True),
+        ("for p in df['prompt'].tolist():\n    model.generate(**tok(p))", True),
+        ("loader = DataLoader(ds, batch_size=8)\nfor x in loader:\n    model.generate(**tok(x))", False),
+        ("for x in make_groups(prompts, batch_size=8):\n    model.generate(**tok(x))", False),
+        ("for x in batched(prompts, 8):\n    model.generate(**tok(x))", False),
+    ],
+)
+def test_loops_over_what_functions_return(loop: str, fed: bool) -> None:
+    assert (facts(GEN + loop).generates[0].loop_line is not None) is fed
