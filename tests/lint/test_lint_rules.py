@@ -117,3 +117,22 @@ def test_severities_and_names_are_stable() -> None:
         "ECO104": ("generate-without-static-cache", Severity.WARNING),
         "ECO105": ("mixed-8bit-4bit", Severity.NOTE),
     }
+
+
+def test_perplexity_is_cited_where_the_cell_measured_it() -> None:
+    import copy
+
+    from ecocompute.estimate import load_artifact
+
+    artifact = copy.deepcopy(load_artifact())
+    for group in artifact["groups"]:  # test data: pretend the 7.6B int8-t0 cell on the eager stack scored quality
+        if group["precision"] == "int8-t0" and group["stack"] == "eager" and group["batch_size"] == 1:
+            for cell in group["cells"]:
+                cell["quality_pct"] = 24.5 if abs(cell["params_b"] - 7.6) < 0.1 else None
+    ev = Evidence("H200", artifact)
+    measured = ev.vs_fp16(Cell("H200", "eager", 1, "int8-t0", 7.6))
+    assert measured is not None and measured.perplexity_change_pct == pytest.approx(24.5)
+    assert "perplexity +24.5%" in measured.text()
+    report = lint_text(LOAD.format(id="org/model-7.6B", kw="load_in_8bit=True"), "x.py", resolve({}, {}), ev)
+    [finding] = report.findings
+    assert "llm_int8_threshold=0.0 measured" in finding.message and "perplexity +24.5%" in finding.message
