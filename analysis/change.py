@@ -22,7 +22,7 @@ from ecocompute.schema.derive import t_quantile_975
 BASELINES = ("fp16", "bf16")
 PRECISION_ORDER = ("fp16", "bf16", "int8", "int8-t0", "nf4", "nf4-dq", "fp4")
 MEASUREMENT_COLUMNS = (
-    "submission_id", "gpu_name", "stack", "batch_size", "weights", "model_id", "architecture",
+    "submission_id", "gpu_name", "software_stack", "batch_size", "weights", "model_id", "architecture",
     "params_total", "new_tokens", "precision", "error", "n_windows", "j_per_token_mean", "j_per_token_std",
 )  # fmt: skip
 # The workload length: prefill energy is spread over the generated tokens, so J/token depends on both lengths and
@@ -31,7 +31,7 @@ WORKLOAD_KEYS = ("prompt_tokens", "new_tokens")
 KEY_COLUMNS = (
     "submission_id",
     "gpu_name",
-    "stack",
+    "software_stack",
     "batch_size",
     *WORKLOAD_KEYS,
     "weights",
@@ -119,7 +119,14 @@ def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
         "n_windows_baseline",
     )
     return result.sort(
-        "gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "precision", "params_total", "submission_id"
+        "gpu_name",
+        "software_stack",
+        "batch_size",
+        *WORKLOAD_KEYS,
+        "weights",
+        "precision",
+        "params_total",
+        "submission_id",
     )
 
 

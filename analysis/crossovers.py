@@ -2,8 +2,8 @@
 
 A crossover belongs to one GPU, one software stack, one batch size, one workload length, one precision and one
 kind of weights (random-init rows never mix with pretrained ones), so :func:`crossover` answers per
-``gpu_name x stack x batch_size x prompt_tokens x new_tokens x precision x weights``. The length matters because
-the prefill is spread over the generated tokens: 512+64 tokens and 128+256 tokens are two curves, never one.
+``gpu_name x software_stack x batch_size x prompt_tokens x new_tokens x precision x weights``. The length matters
+because the prefill is spread over the generated tokens: 512+64 tokens and 128+256 tokens are two curves, never one.
 
 From the dataset (``measurements`` + ``windows``): each submission gives the change of the precision against
 its own FP16 (else BF16) baseline (:func:`ecocompute.analysis.change.change_frame`); submissions of one size
@@ -39,12 +39,12 @@ from ecocompute.analysis.crossing import (
 from ecocompute.analysis.frames import as_polars, like_input, require_columns
 from ecocompute.schema.errors import UsageError
 
-GROUP_KEYS = ("gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "precision", "weights")
+GROUP_KEYS = ("gpu_name", "software_stack", "batch_size", *WORKLOAD_KEYS, "precision", "weights")
 MEANS_COLUMNS = ("params", "j_per_token_baseline", "j_per_token_quantized")
 DEFAULT_N_BOOT = 2000
 DEFAULT_SEED = 20261130
 RESULT_SCHEMA: dict[str, Any] = {
-    "gpu_name": pl.String, "stack": pl.String, "batch_size": pl.Int64, "prompt_tokens": pl.Int64,
+    "gpu_name": pl.String, "software_stack": pl.String, "batch_size": pl.Int64, "prompt_tokens": pl.Int64,
     "new_tokens": pl.Int64, "precision": pl.String, "weights": pl.String, "baseline": pl.String,
     "status": pl.String, "crossover_params": pl.Float64,
     "ci95_low_params": pl.Float64, "ci95_high_params": pl.Float64, "boot_fraction": pl.Float64,
@@ -289,7 +289,7 @@ def crossover(
     ``data`` is either the dataset's ``measurements`` table (then pass its ``windows`` table too, for the
     bootstrap 95% CI) or a table of per-size means with the columns ``params`` (a parameter count, e.g.
     ``3.0e9``), ``j_per_token_baseline``, ``j_per_token_quantized`` and optionally ``baseline_std``,
-    ``quantized_std``, ``baseline_n``, ``quantized_n`` (or ``n``) and any of ``gpu_name``, ``stack``,
+    ``quantized_std``, ``baseline_n``, ``quantized_n`` (or ``n``) and any of ``gpu_name``, ``software_stack``,
     ``batch_size``, ``prompt_tokens``, ``new_tokens``, ``precision``, ``weights`` to group by (those it lacks
     are null in the result). The workload length is ``prompt_tokens`` + ``new_tokens``; a measurements table
     without ``prompt_tokens`` (an older version) groups its rows as one unknown prompt length.

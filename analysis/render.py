@@ -28,7 +28,7 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
 def jpt_rich_table(table: pl.DataFrame) -> Group:
     """J/token per model and precision, one table per GPU x stack x batch x workload length x weights."""
     tables = []
-    keys = ["gpu_name", "stack", "batch_size", "prompt_tokens", "new_tokens", "weights"]
+    keys = ["gpu_name", "software_stack", "batch_size", "prompt_tokens", "new_tokens", "weights"]
     for key in table.select(keys).unique().sort(keys).iter_rows():
         gpu, stack, batch, prompt, new, weights = key
         out = _table(
@@ -75,8 +75,8 @@ def crossover_rich_table(table: pl.DataFrame) -> Group:
                 ci = f"{format_params(row['ci95_low_params'])}-{format_params(row['ci95_high_params'])}"
             crossing = "none" if row["crossover_params"] is None else format_params(row["crossover_params"])
             sizes = f"{format_params(row['params_min'])}-{format_params(row['params_max'])}"
-            out.add_row(str(row.get("stack") or ""), str(row.get("batch_size") or ""), str(row.get("precision") or ""),
-                        sizes, crossing, ci, _result(row))  # fmt: skip
+            out.add_row(str(row.get("software_stack") or ""), str(row.get("batch_size") or ""),
+                        str(row.get("precision") or ""), sizes, crossing, ci, _result(row))  # fmt: skip
         if selected.height:
             first = selected.row(0, named=True)
             out.caption = f"{first['method']}; bootstrap of windows: {first['n_boot']} resamples, seed {first['seed']}"

@@ -10,7 +10,16 @@ from ecocompute.analysis.change import WORKLOAD_KEYS, precision_rank, usable_mea
 from ecocompute.analysis.frames import as_polars, like_input, with_null_columns
 from ecocompute.schema.models import Stack
 
-JPT_KEYS = ("gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
+JPT_KEYS = (
+    "gpu_name",
+    "software_stack",
+    "batch_size",
+    *WORKLOAD_KEYS,
+    "weights",
+    "architecture",
+    "params_total",
+    "precision",
+)
 
 
 def _sorted_by_precision(frame: pl.DataFrame, *keys: str) -> pl.DataFrame:
@@ -41,7 +50,7 @@ def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
         (pl.col("compiled") == False).sum().alias("n_not_compiled"),  # noqa: E712
     )
     return _sorted_by_precision(
-        grouped, "gpu_name", "stack", "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
+        grouped, "gpu_name", "software_stack", "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
     )
 
 
@@ -72,7 +81,7 @@ STACK_KEYS = ("gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "architecture
 
 def _stack_side(stack: str, column: str = "j_per_token", side: str | None = None) -> pl.Expr:
     """``column`` of the row of ``stack`` in a group, named ``<side>_<column>`` (``side`` defaults to ``stack``)."""
-    return pl.col(column).filter(pl.col("stack") == stack).first().alias(f"{side or stack}_{column}")
+    return pl.col(column).filter(pl.col("software_stack") == stack).first().alias(f"{side or stack}_{column}")
 
 
 def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:

@@ -27,14 +27,17 @@ def params_from_config(config: dict[str, Any]) -> float:
     return (embeddings + layers * (attention + mlp + 2 * hidden) + hidden) / 1e9
 
 
-def params_b_for(model_id: str) -> float:
-    """Size in billions of ``model_id`` from its cached ``config.json``; UsageError naming the fix when not cached."""
+def params_b_for(model_id: str, cache_dir: str | None = None) -> float:
+    """Size in billions of ``model_id`` from its cached ``config.json``; UsageError naming the fix when not cached.
+
+    ``cache_dir``: the Hugging Face cache to look in (default: the one huggingface_hub uses, ``HF_HUB_CACHE``).
+    """
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError as exc:
         raise UsageError("model: reading a Hugging Face id needs huggingface_hub (pip install 'ecocompute[publish]'); "
                          "or pass params_b") from exc  # fmt: skip
-    found = try_to_load_from_cache(model_id, "config.json")
+    found = try_to_load_from_cache(model_id, "config.json", cache_dir=cache_dir)
     if not isinstance(found, str):
         raise UsageError(
             f"model: {model_id!r} has no config.json in the local Hugging Face cache (offline only): run "

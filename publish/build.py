@@ -17,6 +17,7 @@ import polars as pl
 from ecocompute.analysis.change import change_frame
 from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, crossover_frame
 from ecocompute.analysis.tables import jpt_frame
+from ecocompute.estimate.publish import write_estimate
 from ecocompute.publish.atomic import staged_output
 from ecocompute.publish.card import BeyondGate, CardInputs, render_card
 from ecocompute.publish.figures import draw_figures
@@ -26,6 +27,7 @@ from ecocompute.publish.manifest import MANIFEST, manifest_text
 from ecocompute.publish.parquet import data_file, write_parquet
 from ecocompute.publish.tables import Tables, build_tables
 from ecocompute.publish.versions import changelog_text, resolve_version
+from ecocompute.site.render import write_build_site
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ def write_dataset(folder: Path, gathered: Gathered, tables: Tables, version: str
     changes = change_frame(tables.measurements)
     crossovers = crossover_frame(tables.measurements, tables.windows, n_boot=options.n_boot, seed=options.seed)
     figures = draw_figures(jpt, changes, crossovers, folder)
+    write_estimate(folder, tables, version)  # artifact.json and the estimator page (estimate/)
     changelog = changelog_text()
     (folder / "CHANGELOG.md").write_text(changelog, encoding="utf-8")
     card = CardInputs(
@@ -92,6 +95,7 @@ def write_dataset(folder: Path, gathered: Gathered, tables: Tables, version: str
         changelog=changelog, beyond=beyond_gate(gathered.accepted, gathered.beyond_gate, options),
     )  # fmt: skip
     (folder / "README.md").write_text(render_card(card), encoding="utf-8")
+    write_build_site(folder, version, options, crossovers)
     text = manifest_text(folder, version, gathered, options.include_examples)
     (folder / MANIFEST).write_text(text, encoding="utf-8")
 

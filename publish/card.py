@@ -228,7 +228,7 @@ def crossover_section(crossovers: pl.DataFrame, n_boot: int, seed: int) -> str:
             ci = f"{format_params(r['ci95_low_params'])}-{format_params(r['ci95_high_params'])}"
         at = format_params(r["crossover_params"]) if r["crossover_params"] is not None else "none"
         tokens = format_tokens(r["prompt_tokens"], r["new_tokens"])
-        rows.append([r["gpu_name"], r["stack"], str(r["batch_size"]), tokens, r["precision"], r["weights"],
+        rows.append([r["gpu_name"], r["software_stack"], str(r["batch_size"]), tokens, r["precision"], r["weights"],
                      f"{format_params(r['params_min'])}-{format_params(r['params_max'])} ({r['n_sizes']})", at, ci,
                      r["message"]])  # fmt: skip
     header = ["GPU", "stack", "batch", "tokens", "precision", "weights", "sizes measured", "crossover", "95% CI",

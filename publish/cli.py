@@ -9,6 +9,7 @@ import typer
 
 from ecocompute.console import out
 from ecocompute.publish.hub import DEFAULT_HF_REPO
+from ecocompute.site.cli import site_command
 
 publish_app = typer.Typer(
     name="publish",
@@ -117,6 +118,9 @@ def demo_command(
     from ecocompute.publish.demo import main
 
     main(out_dir, submissions, examples, None if gated_only else runs)
+
+
+publish_app.command("site")(site_command)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,134 +1,17 @@
 """The basis of every column of the three tables: its unit and where its value comes from.
 
 "Recorded" columns are copied from the signed submission; "derived" ones are computed by the publisher with
-:func:`ecocompute.schema.derive.derive` (the one derivation the collector and the validator use too). A test
-keeps this in step with the pandera models in :mod:`ecocompute.schema.tables`.
+:func:`ecocompute.schema.derive.derive` (the one derivation the collector and the validator use too). The text is
+generated from the one field list (the submission's pydantic models and the figures of
+:mod:`ecocompute.schema.derive`) through the pandera models of :mod:`ecocompute.schema.tables`.
 """
 
 from __future__ import annotations
 
-WINDOWS: dict[str, str] = {
-    "submission_id": "recorded: the submission this window belongs to",
-    "precision": "recorded: fp16, bf16, int8 (threshold 6.0), int8-t0 (threshold 0.0), nf4, nf4-dq, fp4",
-    "window_index": "recorded: position of the window within its measurement (warm-up windows count apart)",
-    "warmup": "recorded: true for a warm-up window, measured and left out of every figure",
-    "started_at": "recorded: UTC start of the window",
-    "duration_s": "recorded, s: wall time of the window's back-to-back generate() calls",
-    "energy_j": "recorded, J: difference of NVML's total-energy counter (GPU package) over the window",
-    "energy_j_power_integrated": "recorded, J: integral of NVML power sampled at ~10 Hz over the window",
-    "integral_diff_pct": "derived, %: |energy_j_power_integrated - energy_j| / energy_j",
-    "tokens": "recorded: tokens generated in the window (batch x new tokens x generate calls)",
-    "generate_calls": "recorded: generate() calls in the window",
-    "j_per_token": "derived, J/token: energy_j / tokens, one sample of the measurement",
-    "static_j_per_token": "derived, J/token: idle power x duration_s / tokens (the part idle power explains)",
-    "dynamic_j_per_token": "derived, J/token: j_per_token - static_j_per_token",
-    "power_w_mean": "derived, W: energy_j / duration_s",
-    "temp_c_start": "recorded, degC: GPU temperature at the start of the window",
-    "temp_c_end": "recorded, degC: GPU temperature at the end of the window",
-    "sm_clock_mhz_mean": "recorded, MHz: mean SM clock over the window",
-    "throttle_reasons": "recorded: NVML clock-throttle reasons seen during the window, comma-separated",
-    "gpu_util_pct_mean": "recorded, %: mean GPU utilisation (null when not recorded)",
-    "process_cpu_s": "recorded, s: CPU time of the generating process (host-bound when close to duration_s)",
-    "host_steal_s": "recorded, s: CPU steal time of the host during the window",
-    "delay_s": "recorded, s: the random 0-100 ms delay before the window",
-    "power_samples": "recorded: power readings the 10 Hz thread took during the window",
-    "other_gpu_processes": "recorded: other processes on the GPU at the window's start (above 0: shared, W-SHARED; "
-    "null: NVML could not list them)",
-    "power_limit_w": "recorded, W: the GPU's power limit at the window's start (null: older collector)",
-    "recompiles": "recorded: torch._dynamo compilations inside the window, eager included (null: older collector)",
-    "host_others_busy_cpus": "recorded, CPUs: host CPUs other processes kept busy, mean over the window (null: "
-    "older collector, or no /proc/stat)",
-}
+from ecocompute.schema.tables import MeasurementsTable, SubmissionsTable, WindowsTable, column_docs
 
-MEASUREMENTS: dict[str, str] = {
-    "submission_id": "recorded: the submission this measurement belongs to",
-    "gpu_name": "recorded: NVML device name",
-    "stack": "recorded: eager (plain generate), compiled (static KV cache + torch.compile; transformers leaves "
-    "bitsandbytes models uncompiled) or compiled-all (the same, bitsandbytes models compiled too)",
-    "batch_size": "recorded: sequences generated per generate() call",
-    "model_id": "recorded: model id (random-init/<architecture> for random weights)",
-    "architecture": "recorded: the model's architecture/shape name",
-    "weights": "recorded: pretrained or random-init; never pool the two",
-    "params_total": "recorded: total parameters of the model",
-    "prompt_tokens": "recorded: prompt tokens per sequence (J/token depends on it and new_tokens: never pool lengths)",
-    "new_tokens": "recorded: new tokens per sequence per generate() call",
-    "precision": "recorded: see the windows table",
-    "quantization_json": "recorded: the full bitsandbytes config as JSON (null for fp16/bf16)",
-    "error": "recorded: why the measurement has no windows (e.g. CUDA out of memory), else null",
-    "compiled": "recorded: on the compiled stacks, whether torch.compile ran this precision (on compiled, "
-    "transformers declines bitsandbytes models, which then run with the static cache alone); null on the eager "
-    "stack or not recorded",
-    "n_windows": "derived: number of non-warm-up windows",
-    "j_per_token_mean": "derived, J/token: mean of the windows' j_per_token (total energy, idle included)",
-    "j_per_token_std": "derived, J/token: sample standard deviation of the windows' j_per_token",
-    "cv_pct": "derived, %: j_per_token_std / j_per_token_mean",
-    "ci95_low_j": "derived, J/token: mean - Student t(0.975, n-1) x std / sqrt(n)",
-    "ci95_high_j": "derived, J/token: mean + Student t(0.975, n-1) x std / sqrt(n)",
-    "ci95_pct": "derived, %: half width of the 95% CI relative to the mean",
-    "tokens_per_s": "derived, tokens/s: total tokens / total duration",
-    "power_w_mean": "derived, W: total energy / total duration",
-    "idle_power_w": "recorded, W: mean of the idle power before and after, model loaded",
-    "static_j_per_token": "derived, J/token: mean over windows of idle power x duration / tokens",
-    "dynamic_j_per_token": "derived, J/token: mean over windows of (j_per_token - static part)",
-    "dynamic_cv_pct": "derived, %: CV of the dynamic part",
-    "integral_diff_pct_max": "derived, %: largest counter-vs-power-integral disagreement among the windows",
-    "perplexity": "recorded: teacher-forced perplexity on a fixed text, when measured",
-}
-
-SUBMISSIONS: dict[str, str] = {
-    "submission_id": "recorded: <UTC time>-<8 hex>, unique",
-    "created_at": "recorded: UTC time the collector wrote the submission",
-    "content_sha256": "derived: SHA-256 of the submission file's bytes as committed (see MANIFEST.json)",
-    "is_example": "recorded: true for synthetic example data (only in builds made with --include-examples)",
-    "contributor_github": "recorded: GitHub login of the person who measured",
-    "signer": "recorded: GitHub login whose SSH key signed the submission (verified)",
-    "key_fingerprint": "recorded: SHA-256 fingerprint of the signing key (verified)",
-    "collector_version": "recorded: version of the ecocompute collector",
-    "collector_git_sha": "recorded: git commit of the collector, when known",
-    "gpu_name": "recorded: NVML device name",
-    "gpu_arch": "recorded: GPU architecture (e.g. hopper)",
-    "compute_capability": "recorded: CUDA compute capability",
-    "gpu_count": "recorded: GPUs used",
-    "memory_total_mib": "recorded, MiB: GPU memory",
-    "power_limit_w": "recorded, W: power limit during the run",
-    "default_power_limit_w": "recorded, W: the card's default power limit",
-    "driver_version": "recorded: NVIDIA driver version",
-    "vbios_version": "recorded: VBIOS version",
-    "gpu_uuid_sha256": "recorded: SHA-256 of the GPU UUID (tells cards apart without naming them)",
-    "persistence_mode": "recorded: NVML persistence mode",
-    "mig_mode": "recorded: MIG enabled",
-    "clocks_locked": "recorded: clocks locked by the operator",
-    "cpu_model": "recorded: host CPU model",
-    "cpu_count": "recorded: host logical CPUs",
-    "host_os": "recorded: host operating system",
-    "software_python": "recorded: Python version",
-    "software_torch": "recorded: torch version",
-    "software_cuda_runtime": "recorded: CUDA runtime version",
-    "software_transformers": "recorded: transformers version",
-    "software_bitsandbytes": "recorded: bitsandbytes version",
-    "software_accelerate": "recorded: accelerate version",
-    "software_nvml": "recorded: NVML version",
-    "model_id": "recorded: model id",
-    "model_revision": "recorded: model revision (commit), when pretrained",
-    "weights": "recorded: pretrained or random-init",
-    "architecture": "recorded: architecture/shape name",
-    "params_total": "recorded: total parameters",
-    "batch_size": "recorded: batch size",
-    "prompt_tokens": "recorded: prompt length in tokens",
-    "new_tokens": "recorded: new tokens per sequence per call (min_new_tokens == max_new_tokens)",
-    "decoding": "recorded: greedy",
-    "stack": "recorded: eager, compiled or compiled-all",
-    "method_power_sampling_hz": "recorded, Hz: power sampling rate",
-    "method_window_min_s": "recorded, s: minimum window length",
-    "method_warmup_windows": "recorded: warm-up windows per precision",
-    "method_min_windows": "recorded: minimum windows per precision",
-    "method_max_windows": "recorded: maximum windows per precision",
-    "method_target_ci_pct": "recorded, %: the stopping rule's target 95% CI",
-    "method_order": "recorded: interleaved (precisions alternate window by window) or blocked",
-    "method_allow_shared": "recorded: whether other processes were allowed on the GPU",
-    "idle_power_w_before": "recorded, W: idle power before the windows, model loaded",
-    "idle_power_w_after": "recorded, W: idle power after the windows, model loaded",
-    "idle_duration_s": "recorded, s: length of each idle measurement",
-}
+WINDOWS: dict[str, str] = column_docs(WindowsTable)
+MEASUREMENTS: dict[str, str] = column_docs(MeasurementsTable)
+SUBMISSIONS: dict[str, str] = column_docs(SubmissionsTable)
 
 BY_CONFIG: dict[str, dict[str, str]] = {"windows": WINDOWS, "measurements": MEASUREMENTS, "submissions": SUBMISSIONS}

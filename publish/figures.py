@@ -14,7 +14,7 @@ from ecocompute.schema.paths import gpu_slug
 
 # prompt_tokens and new_tokens: J/token depends on the length (the prefill is spread over the new tokens), so one
 # figure never draws two lengths on one curve
-FIGURE_KEYS = ("gpu_name", "stack", "batch_size", "prompt_tokens", "new_tokens", "weights")
+FIGURE_KEYS = ("gpu_name", "software_stack", "batch_size", "prompt_tokens", "new_tokens", "weights")
 
 
 @dataclass(frozen=True)

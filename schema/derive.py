@@ -8,11 +8,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
+from typing import Any
 
 from ecocompute.schema.errors import DerivationError
 from ecocompute.schema.models import Window
+
+CV_GATE_PCT = 2.0
+"""The CV gate: a measurement whose CV of J/token is above it (E-CV) is published only in the ``*_all`` tier."""
+J_PER_WH = 3600.0
+
+
+def passes_cv_gate(cv_pct: float, gate_pct: float = CV_GATE_PCT) -> bool:
+    """Whether a measurement's CV of J/token is within the gate (the validator's E-CV is its negation)."""
+    return cv_pct <= gate_pct
 
 
 @lru_cache(maxsize=256)
@@ -23,27 +33,78 @@ def t_quantile_975(dof: int) -> float:
     return float(t.ppf(0.975, dof))
 
 
+def figure(description: str, unit: str | None = None) -> Any:
+    """A derived figure's entry in the field list: what it is and its unit (the table columns read it from here)."""
+    return field(metadata={"description": description, "unit": unit})
+
+
+@dataclass(frozen=True)
+class WindowFigures:
+    """Figures of one window: the per-window part of the one derivation."""
+
+    j_per_token: float | None = figure("energy_j / tokens, one sample of the measurement (null: no tokens)", "J/token")
+    static_j_per_token: float | None = figure(
+        "idle power x duration_s / tokens, the part idle power explains (null: no tokens)", "J/token"
+    )
+    dynamic_j_per_token: float | None = figure(
+        "j_per_token - static_j_per_token, the idle-subtracted part (null: no tokens)", "J/token"
+    )
+    power_w_mean: float = figure("energy_j / duration_s", "W")
+    integral_diff_pct: float = figure("|energy_j_power_integrated - energy_j| / energy_j", "%")
+
+
+def window_figures(window: Window, idle_power_w: float) -> WindowFigures:
+    """J/token of one window, its static (idle power) and dynamic (idle-subtracted) parts, mean power, integral gap.
+
+    ``idle_power_w`` is the GPU's power with the model loaded and idle (:attr:`Idle.power_w`).
+    """
+    jpt = window.energy_j / window.tokens if window.tokens else None
+    static = idle_power_w * window.duration_s / window.tokens if window.tokens else None
+    return WindowFigures(
+        j_per_token=jpt,
+        static_j_per_token=static,
+        dynamic_j_per_token=None if jpt is None or static is None else jpt - static,
+        power_w_mean=window.energy_j / window.duration_s,
+        integral_diff_pct=integral_diff_pct(window),
+    )
+
+
 @dataclass(frozen=True)
 class Derived:
     """Figures derived from one measurement's windows. J/token figures are per generated token."""
 
-    n_windows: int
-    j_per_token: tuple[float, ...]
-    j_per_token_mean: float
-    j_per_token_std: float
-    cv_pct: float
-    ci95_half_j: float | None
-    ci95_pct: float | None
-    tokens_per_s: float
-    power_w_mean: float
-    idle_power_w: float
-    static_j_per_token_mean: float
-    dynamic_j_per_token_mean: float
-    dynamic_cv_pct: float
-    integral_diff_pct_max: float
-    duration_s_total: float
-    energy_j_total: float
-    tokens_total: int
+    n_windows: int = figure("number of windows (warm-up windows not counted)")
+    j_per_token: tuple[float, ...] = figure("each window's J/token, in window order", "J/token")
+    j_per_token_mean: float = figure("mean of the windows' j_per_token (total energy, idle included)", "J/token")
+    j_per_token_std: float = figure("sample standard deviation of the windows' j_per_token", "J/token")
+    cv_pct: float = figure("j_per_token_std / j_per_token_mean", "%")
+    passes_cv_gate: bool = figure(f"cv_pct is within the {CV_GATE_PCT:g}% gate (false: E-CV, the *_all tier only)")
+    ci95_half_j: float | None = figure("Student t(0.975, n-1) x std / sqrt(n) (null: one window)", "J/token")
+    j_per_token_ci95_low: float | None = figure("mean - Student t(0.975, n-1) x std / sqrt(n)", "J/token")
+    j_per_token_ci95_high: float | None = figure("mean + Student t(0.975, n-1) x std / sqrt(n)", "J/token")
+    ci95_pct: float | None = figure("half width of the 95% CI relative to the mean", "%")
+    wh_per_1k_tokens: float = figure("j_per_token_mean x 1000 / 3600, the energy of 1,000 tokens", "Wh")
+    tokens_per_kwh: float | None = figure("3.6e6 / j_per_token_mean (null: mean not positive)", "tokens/kWh")
+    tokens_per_s: float = figure("total tokens / total duration", "tokens/s")
+    power_w_mean: float = figure("total energy / total duration", "W")
+    idle_power_w: float = figure("mean of the idle power before and after, model loaded", "W")
+    static_j_per_token_mean: float = figure("mean over windows of idle power x duration / tokens", "J/token")
+    dynamic_j_per_token_mean: float = figure("mean over windows of (j_per_token - static part)", "J/token")
+    dynamic_cv_pct: float = figure("CV of the dynamic part", "%")
+    integral_diff_pct_max: float = figure("largest counter-vs-power-integral disagreement among the windows", "%")
+    gpu_util_pct_mean: float | None = figure("mean of the windows' GPU utilisation (null: not recorded)", "%")
+    cpu_per_wall: float | None = figure(
+        "mean over windows of process_cpu_s / duration_s (near 1: host-bound; null: not recorded)"
+    )
+    duration_s_total: float = figure("total duration of the windows", "s")
+    energy_j_total: float = figure("total energy of the windows", "J")
+    tokens_total: int = figure("total tokens of the windows")
+
+
+def figure_doc(figures: type[WindowFigures | Derived], name: str) -> tuple[str, str | None]:
+    """The description and unit of figure ``name`` of ``figures`` (:class:`WindowFigures` or :class:`Derived`)."""
+    meta = next(f for f in fields(figures) if f.name == name).metadata
+    return meta["description"], meta["unit"]
 
 
 def mean_std(values: Sequence[float]) -> tuple[float, float]:
@@ -84,34 +145,60 @@ def derive(windows: Sequence[Window], idle_power_w: float) -> Derived:
         raise DerivationError("a measurement without windows has no J/token")
     for window in windows:
         _check_window(window)
-    jpt = tuple(w.energy_j / w.tokens for w in windows)
-    static = [idle_power_w * w.duration_s / w.tokens for w in windows]
-    dynamic = [j - s for j, s in zip(jpt, static, strict=True)]
+    per_window = [window_figures(w, idle_power_w) for w in windows]
+    jpt = tuple(_known(f.j_per_token) for f in per_window)
+    static = [_known(f.static_j_per_token) for f in per_window]
+    dynamic = [_known(f.dynamic_j_per_token) for f in per_window]
     mean, std = mean_std(jpt)
     dyn_mean, dyn_std = mean_std(dynamic)
     half = ci95_half_width(std, len(jpt))
     duration = math.fsum(w.duration_s for w in windows)
     energy = math.fsum(w.energy_j for w in windows)
     tokens = sum(w.tokens for w in windows)
+    cv = _pct(std, mean)
     return Derived(
         n_windows=len(jpt),
         j_per_token=jpt,
         j_per_token_mean=mean,
         j_per_token_std=std,
-        cv_pct=_pct(std, mean),
+        cv_pct=cv,
+        passes_cv_gate=passes_cv_gate(cv),
         ci95_half_j=half,
+        j_per_token_ci95_low=None if half is None else mean - half,
+        j_per_token_ci95_high=None if half is None else mean + half,
         ci95_pct=None if half is None else _pct(half, mean),
+        wh_per_1k_tokens=mean * 1000.0 / J_PER_WH,
+        tokens_per_kwh=1000.0 * J_PER_WH / mean if mean > 0 else None,
         tokens_per_s=tokens / duration,
         power_w_mean=energy / duration,
         idle_power_w=idle_power_w,
         static_j_per_token_mean=math.fsum(static) / len(static),
         dynamic_j_per_token_mean=dyn_mean,
         dynamic_cv_pct=_pct(dyn_std, abs(dyn_mean)),
-        integral_diff_pct_max=max(integral_diff_pct(w) for w in windows),
+        integral_diff_pct_max=max(f.integral_diff_pct for f in per_window),
+        gpu_util_pct_mean=_mean_recorded([w.gpu_util_pct_mean for w in windows]),
+        cpu_per_wall=_mean_recorded([_cpu_per_wall(w) for w in windows]),
         duration_s_total=duration,
         energy_j_total=energy,
         tokens_total=tokens,
     )
+
+
+def _known(value: float | None) -> float:
+    if value is None:  # pragma: no cover - _check_window rejects a window without tokens first
+        raise DerivationError("a window without tokens has no J/token")
+    return value
+
+
+def _cpu_per_wall(window: Window) -> float | None:
+    """The generating process's CPU seconds per wall second of a window (None when not recorded)."""
+    return None if window.process_cpu_s is None else window.process_cpu_s / window.duration_s
+
+
+def _mean_recorded(values: Sequence[float | None]) -> float | None:
+    """Mean of the values that were recorded (not None); None when none was."""
+    known = [v for v in values if v is not None]
+    return math.fsum(known) / len(known) if known else None
 
 
 def integral_diff_pct(window: Window) -> float:

@@ -1,7 +1,7 @@
-"""Schema 1.0 of a submission: pydantic models of the contract in DESIGN.md.
+"""Schema 1.0 of a submission: pydantic models of the contract in DESIGN.md, and its one field list.
 
-Units live in field names. Windows are the raw truth; nothing derived is stored
-in a submission, because readers recompute it with :func:`ecocompute.schema.derive`.
+Units live in field names, and with each field's description (:func:`about`). Windows are the raw truth; nothing
+derived is stored in a submission, because readers recompute it with :func:`ecocompute.schema.derive`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
 SCHEMA_VERSION = "1.0"
 NAMESPACE = "ecocompute-submission-v1"
+ENGINE = "transformers"
+"""The inference engine the collector drives (``generate`` of Hugging Face transformers)."""
 
 GITHUB_LOGIN_PATTERN = r"^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$"
 SUBMISSION_ID_PATTERN = r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$"
@@ -25,13 +27,37 @@ Positive = Annotated[float, Field(gt=0)]
 Text = Annotated[str, Field(min_length=1, max_length=512)]
 
 
+def about(description: str, unit: str | None = None) -> Any:
+    """A field's entry in the one field list: what it holds and, for a quantity, its unit (also in its name).
+
+    Everything that describes a field (the JSON Schema, the pandera table columns, the publisher's column docs
+    and the dataset card's column table) reads it from here: :func:`description_of` and :func:`unit_of`.
+    """
+    return Field(description=description, json_schema_extra={"unit": unit} if unit else None)
+
+
+def description_of(model: type[BaseModel], name: str) -> str:
+    """The description of field ``name`` of ``model``, as :func:`about` gave it."""
+    description = model.model_fields[name].description
+    if description is None:  # pragma: no cover - a test holds every field to a description
+        raise KeyError(f"{model.__name__}.{name} has no description")
+    return description
+
+
+def unit_of(model: type[BaseModel], name: str) -> str | None:
+    """The unit of field ``name`` of ``model`` (None for a field that is not a quantity)."""
+    extra = model.model_fields[name].json_schema_extra
+    unit = extra.get("unit") if isinstance(extra, dict) else None
+    return unit if isinstance(unit, str) else None
+
+
 def _is_none(value: object) -> bool:
     return value is None
 
 
-Later = Field(default=None, exclude_if=_is_none)
-"""A field added after 1.0 was first published: left out of the written JSON when null, so files written
-before it existed still round-trip byte for byte (and their signatures still verify)."""
+since_1_1: Any = Field(default=None, exclude_if=_is_none)
+"""The default of a field schema 1.1 names, which 1.0 files gained without a version bump: null, and left out of
+the written JSON when null, so files written before the field existed still round-trip byte for byte."""
 
 
 class Precision(enum.StrEnum):
@@ -82,109 +108,133 @@ class _Model(BaseModel):
 class Contributor(_Model):
     """Who measured: a GitHub login, which is also the signer."""
 
-    github: Login
-    name: Text | None = None
-    affiliation: Text | None = None
+    github: Annotated[Login, about("GitHub login of the person who measured; the signature must be theirs")]
+    name: Annotated[Text | None, about("their name, if they want it published")] = None
+    affiliation: Annotated[Text | None, about("their institution or company, if they want it published")] = None
 
 
 class CollectorInfo(_Model):
     """The program that wrote the submission."""
 
-    version: Text
-    git_sha: Annotated[str, Field(pattern=r"^[0-9a-f]{7,40}$")] | None = None
+    version: Annotated[Text, about("version of the ecocompute collector")]
+    git_sha: Annotated[
+        Annotated[str, Field(pattern=r"^[0-9a-f]{7,40}$")] | None, about("git commit of the collector, when known")
+    ] = None
 
 
 class Hardware(_Model):
     """The GPU and host the measurement ran on. The GPU UUID is stored only as a hash."""
 
-    gpu_name: Text
-    gpu_arch: Text
-    compute_capability: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+$")]
-    gpu_count: Annotated[int, Field(ge=1)]
-    memory_total_mib: Annotated[int, Field(gt=0)]
-    power_limit_w: Positive
-    default_power_limit_w: Positive
-    driver_version: Text
-    vbios_version: Text
-    gpu_uuid_sha256: Annotated[str, Field(pattern=SHA256_PATTERN)]
-    persistence_mode: bool
-    mig_mode: bool
-    clocks_locked: bool
-    cpu_model: Text
-    cpu_count: Annotated[int, Field(ge=1)]
-    host_os: Text
-    memory_host_mib: Annotated[int, Field(gt=0)] | None = None
+    gpu_name: Annotated[Text, about("NVML device name, e.g. NVIDIA H200")]
+    gpu_arch: Annotated[Text, about("GPU architecture, e.g. hopper")]
+    compute_capability: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+$"), about("CUDA compute capability")]
+    gpu_count: Annotated[int, Field(ge=1), about("GPUs used")]
+    memory_total_mib: Annotated[int, Field(gt=0), about("memory of the GPU", "MiB")]
+    power_limit_w: Annotated[Positive, about("power limit of the GPU during the run", "W")]
+    default_power_limit_w: Annotated[Positive, about("the card's default power limit", "W")]
+    driver_version: Annotated[Text, about("NVIDIA driver version")]
+    vbios_version: Annotated[Text, about("VBIOS version")]
+    gpu_uuid_sha256: Annotated[
+        str, Field(pattern=SHA256_PATTERN), about("SHA-256 of the GPU UUID (tells cards apart without naming them)")
+    ]
+    persistence_mode: Annotated[bool, about("NVML persistence mode")]
+    mig_mode: Annotated[bool, about("MIG enabled")]
+    clocks_locked: Annotated[bool, about("clocks locked by the operator")]
+    cpu_model: Annotated[Text, about("host CPU model")]
+    cpu_count: Annotated[int, Field(ge=1), about("host logical CPUs")]
+    host_os: Annotated[Text, about("host operating system")]
+    memory_host_mib: Annotated[Annotated[int, Field(gt=0)] | None, about("host memory", "MiB")] = None
 
 
 class Software(_Model):
     """Versions of everything on the inference path; a crossover belongs to this stack."""
 
-    python: Text
-    torch: Text
-    cuda_runtime: Text | None
-    transformers: Text
-    bitsandbytes: Text | None
-    accelerate: Text | None
-    nvml: Text
-    nvidia_ml_py: Text | None = None
+    python: Annotated[Text, about("Python version")]
+    torch: Annotated[Text, about("torch version")]
+    cuda_runtime: Annotated[Text | None, about("CUDA runtime version (null: no CUDA)")]
+    transformers: Annotated[Text, about("transformers version")]
+    bitsandbytes: Annotated[Text | None, about("bitsandbytes version (null: not installed)")]
+    accelerate: Annotated[Text | None, about("accelerate version (null: not installed)")]
+    nvml: Annotated[Text, about("NVML version")]
+    nvidia_ml_py: Annotated[Text | None, about("nvidia-ml-py (pynvml) version")] = None
 
 
 class Workload(_Model):
     """What was generated, by which model, through which stack."""
 
-    model_id: Text
-    model_revision: Text | None
-    weights: Literal["pretrained", "random-init"]
-    architecture: Text
-    params_total: Annotated[int, Field(gt=0)]
-    batch_size: Annotated[int, Field(ge=1)]
-    prompt_tokens: Annotated[int, Field(ge=1)]
-    new_tokens: Annotated[int, Field(ge=1)]
-    decoding: Literal["greedy"]
-    prompt_sha256: Annotated[str, Field(pattern=SHA256_PATTERN)]
-    stack: Stack
-    attn_implementation: Text | None = None
+    model_id: Annotated[Text, about("model id (random-init/<architecture> for random weights)")]
+    model_revision: Annotated[Text | None, about("model revision (commit), when pretrained")]
+    weights: Annotated[Literal["pretrained", "random-init"], about("pretrained or random-init; never pool the two")]
+    architecture: Annotated[Text, about("the model's architecture/shape name")]
+    params_total: Annotated[int, Field(gt=0), about("total parameters of the model")]
+    batch_size: Annotated[int, Field(ge=1), about("sequences generated per generate() call")]
+    prompt_tokens: Annotated[
+        int, Field(ge=1), about("prompt tokens per sequence (J/token depends on it and new_tokens: never pool lengths)")
+    ]
+    new_tokens: Annotated[
+        int, Field(ge=1), about("new tokens per sequence per generate() call (min_new_tokens == max_new_tokens)")
+    ]
+    decoding: Annotated[Literal["greedy"], about("decoding strategy: greedy")]
+    prompt_sha256: Annotated[str, Field(pattern=SHA256_PATTERN), about("SHA-256 of the prompt text")]
+    stack: Annotated[
+        Stack,
+        about(
+            "eager (plain generate), compiled (static KV cache + torch.compile; transformers leaves "
+            "bitsandbytes models uncompiled) or compiled-all (the same, bitsandbytes models compiled too)"
+        ),
+    ]
+    attn_implementation: Annotated[Text | None, about("attention implementation transformers used, e.g. sdpa")] = None
 
 
 class Method(_Model):
-    """How the energy was measured: the knobs a reader needs to judge the numbers.
+    """How the energy was measured: the knobs a reader needs to judge the numbers."""
 
-    ``idle_settle_s``: seconds waited after a synchronize before each idle reading. ``python_gc``: whether
-    Python's garbage collector was paused during measured windows (and run between them). ``cpu_affinity``:
-    the CPUs the generating process was pinned to (null: not pinned by the collector). ``nice``: the
-    generating process's niceness. Null in all four: not recorded (older collectors).
-    """
-
-    energy_source: Literal["nvml_total_energy_counter"]
-    power_sampling_hz: Positive
-    window_min_s: Positive
-    warmup_windows: Annotated[int, Field(ge=0)]
-    min_windows: Annotated[int, Field(ge=1)]
-    max_windows: Annotated[int, Field(ge=1)]
-    target_ci_pct: Positive
-    order: Literal["interleaved", "blocked"]
-    random_delay_max_s: NonNegative
-    cooldown_s: NonNegative = 0.0
-    allow_shared: bool = False
-    seed: int | None = None
-    idle_settle_s: NonNegative | None = Later
-    python_gc: Literal["paused-in-windows", "running"] | None = Later
-    cpu_affinity: list[Annotated[int, Field(ge=0)]] | None = Later
-    nice: int | None = Later
+    energy_source: Annotated[
+        Literal["nvml_total_energy_counter"], about("where energy comes from: NVML's total-energy counter")
+    ]
+    power_sampling_hz: Annotated[Positive, about("power sampling rate of the sampling thread", "Hz")]
+    window_min_s: Annotated[Positive, about("minimum window length", "s")]
+    warmup_windows: Annotated[int, Field(ge=0), about("warm-up windows per precision, measured and discarded")]
+    min_windows: Annotated[int, Field(ge=1), about("minimum windows per precision")]
+    max_windows: Annotated[int, Field(ge=1), about("maximum windows per precision")]
+    target_ci_pct: Annotated[Positive, about("the stopping rule's target 95% CI half width, relative to the mean", "%")]
+    order: Annotated[
+        Literal["interleaved", "blocked"],
+        about("interleaved (precisions alternate window by window) or blocked (one precision's windows in a row)"),
+    ]
+    random_delay_max_s: Annotated[NonNegative, about("largest random delay before a window", "s")]
+    cooldown_s: Annotated[NonNegative, about("pause between precisions", "s")] = 0.0
+    allow_shared: Annotated[bool, about("whether other processes were allowed on the GPU")] = False
+    seed: Annotated[int | None, about("seed of the random delays and the order")] = None
+    idle_settle_s: Annotated[
+        NonNegative | None, about("wait after a synchronize before each idle reading (null: not recorded)", "s")
+    ] = since_1_1
+    python_gc: Annotated[
+        Literal["paused-in-windows", "running"] | None,
+        about("whether Python's garbage collector was paused in windows and run between them (null: not recorded)"),
+    ] = since_1_1
+    cpu_affinity: Annotated[
+        list[Annotated[int, Field(ge=0)]] | None,
+        about("CPUs the generating process was pinned to (null: not pinned by the collector, or not recorded)"),
+    ] = since_1_1
+    nice: Annotated[int | None, about("niceness of the generating process (null: not recorded)")] = since_1_1
 
 
 class Idle(_Model):
     """GPU power with the model loaded and nothing running, before and after the windows.
 
-    ``model_loaded_before`` / ``model_loaded_after`` are false when no model could be loaded for that reading
-    (e.g. every precision failed), so the idle power is lower than with a model; null: not recorded.
+    A reading without a model (``model_loaded_*`` false: e.g. every precision failed) is lower than with one.
     """
 
-    power_w_before: NonNegative
-    power_w_after: NonNegative
-    duration_s: Positive
-    model_loaded_before: bool | None = Later
-    model_loaded_after: bool | None = Later
+    power_w_before: Annotated[NonNegative, about("idle GPU power before the windows, model loaded", "W")]
+    power_w_after: Annotated[NonNegative, about("idle GPU power after the windows, model loaded", "W")]
+    duration_s: Annotated[Positive, about("length of each idle reading", "s")]
+    model_loaded_before: Annotated[
+        bool | None, about("whether a model was loaded for the reading before (null: not recorded)")
+    ] = since_1_1
+    model_loaded_after: Annotated[
+        bool | None, about("whether a model was loaded for the reading after (null: not recorded)")
+    ] = since_1_1
 
     @property
     def power_w(self) -> float:
@@ -195,97 +245,145 @@ class Idle(_Model):
 class Window(_Model):
     """One window of back-to-back ``generate`` calls: the raw unit of measurement.
 
-    ``process_cpu_s``: CPU time (user + system) of the generating process during the window.
-    ``host_steal_s``: steal time during the window averaged per host CPU (the sum over all CPUs of
-    /proc/stat divided by their number), so it compares with ``duration_s``. ``power_limit_w``: the GPU's
-    power limit read from NVML at the window's start. ``recompiles``: torch._dynamo frame compilations
-    (compiles and recompiles) during the window; anything above 0 means compiling fell inside it.
-    ``host_others_busy_cpus``: how many of the host's CPUs other processes kept busy, on average over the
-    window (busy time of all CPUs from /proc/stat, less the generating process's CPU time, per second); a
-    collector on another GPU of the same host, or a compiler, shows here. Null: not recorded.
+    A collector on another GPU of the same host, or a compiler, shows in ``host_others_busy_cpus``.
     """
 
-    index: Annotated[int, Field(ge=0)]
-    started_at: AwareDatetime
-    duration_s: Positive
-    energy_j: NonNegative
-    energy_j_power_integrated: NonNegative
-    tokens: Annotated[int, Field(ge=0)]
-    generate_calls: Annotated[int, Field(ge=1)]
-    temp_c_start: float
-    temp_c_end: float
-    sm_clock_mhz_mean: NonNegative
-    throttle_reasons: list[Annotated[str, Field(max_length=64)]]
-    gpu_util_pct_mean: Annotated[float, Field(ge=0, le=100)] | None = None
-    process_cpu_s: NonNegative | None = None
-    host_steal_s: NonNegative | None = None
-    power_samples: Annotated[int, Field(ge=0)] | None = None
-    delay_s: NonNegative | None = None
-    other_gpu_processes: Annotated[int, Field(ge=0)] | None = None
-    power_limit_w: Positive | None = Later
-    recompiles: Annotated[int, Field(ge=0)] | None = Later
-    host_others_busy_cpus: NonNegative | None = Later
+    index: Annotated[
+        int, Field(ge=0), about("position of the window within its measurement (warm-up windows count apart)")
+    ]
+    started_at: Annotated[AwareDatetime, about("UTC start of the window")]
+    duration_s: Annotated[Positive, about("wall time of the window's back-to-back generate() calls", "s")]
+    energy_j: Annotated[
+        NonNegative, about("difference of NVML's total-energy counter (GPU package) over the window", "J")
+    ]
+    energy_j_power_integrated: Annotated[
+        NonNegative, about("integral of NVML power sampled at ~10 Hz over the window", "J")
+    ]
+    tokens: Annotated[int, Field(ge=0), about("tokens generated in the window (batch x new tokens x generate calls)")]
+    generate_calls: Annotated[int, Field(ge=1), about("generate() calls in the window")]
+    temp_c_start: Annotated[float, about("GPU temperature at the start of the window", "degC")]
+    temp_c_end: Annotated[float, about("GPU temperature at the end of the window", "degC")]
+    sm_clock_mhz_mean: Annotated[NonNegative, about("mean SM clock over the window", "MHz")]
+    throttle_reasons: Annotated[
+        list[Annotated[str, Field(max_length=64)]], about("NVML clock-throttle reasons seen during the window")
+    ]
+    gpu_util_pct_mean: Annotated[
+        Annotated[float, Field(ge=0, le=100)] | None, about("mean GPU utilisation (null: not recorded)", "%")
+    ] = None
+    process_cpu_s: Annotated[
+        NonNegative | None,
+        about("CPU time (user + system) of the generating process (host-bound when close to duration_s)", "s"),
+    ] = None
+    host_steal_s: Annotated[
+        NonNegative | None,
+        about(
+            "steal time during the window, summed over the host's CPUs from /proc/stat and divided by their number", "s"
+        ),
+    ] = None
+    power_samples: Annotated[
+        Annotated[int, Field(ge=0)] | None, about("power readings the sampling thread took during the window")
+    ] = None
+    delay_s: Annotated[NonNegative | None, about("the random delay before the window", "s")] = None
+    other_gpu_processes: Annotated[
+        Annotated[int, Field(ge=0)] | None,
+        about(
+            "other processes on the GPU at the window's start (above 0: shared, W-SHARED; null: NVML could not "
+            "list them)"
+        ),
+    ] = None
+    power_limit_w: Annotated[
+        Positive | None, about("the GPU's power limit read from NVML at the window's start (null: not recorded)", "W")
+    ] = since_1_1
+    recompiles: Annotated[
+        Annotated[int, Field(ge=0)] | None,
+        about(
+            "torch._dynamo frame compilations inside the window, eager included; above 0: compiling fell inside it "
+            "(null: not recorded)"
+        ),
+    ] = since_1_1
+    host_others_busy_cpus: Annotated[
+        NonNegative | None,
+        about(
+            "host CPUs other processes kept busy, mean over the window (busy time of all CPUs from /proc/stat less "
+            "the generating process's CPU time, per second; null: not recorded)",
+            "CPUs",
+        ),
+    ] = since_1_1
 
 
 class Quality(_Model):
     """Teacher-forced perplexity on a fixed text, taken after the energy windows."""
 
-    perplexity: Positive
-    corpus_sha256: Annotated[str, Field(pattern=SHA256_PATTERN)]
-    tokens_evaluated: Annotated[int, Field(ge=1)]
+    perplexity: Annotated[Positive, about("teacher-forced perplexity on a fixed text")]
+    corpus_sha256: Annotated[str, Field(pattern=SHA256_PATTERN), about("SHA-256 of the text")]
+    tokens_evaluated: Annotated[int, Field(ge=1), about("tokens of the text evaluated")]
 
 
 class Measurement(_Model):
-    """All windows of one precision of one model; ``error`` says why there are none.
+    """All windows of one precision of one model; ``error`` says why there are none."""
 
-    ``compiled``: on the compiled stacks, whether torch.compile ran this precision's forward; on ``compiled``
-    transformers declines to compile some quantized models (bitsandbytes among them), which then run with the
-    static KV cache alone. Null on the eager stack, or not recorded.
-    """
-
-    precision: Precision
-    quantization: dict[str, JsonValue] | None
-    windows: list[Window]
-    warmup: list[Window] = Field(default_factory=list)
-    quality: Quality | None = None
-    error: Annotated[str, Field(max_length=4000)] | None = None
-    memory_allocated_mib: NonNegative | None = None
-    compiled: bool | None = None
+    precision: Annotated[
+        Precision, about("fp16, bf16, int8 (threshold 6.0), int8-t0 (threshold 0.0), nf4, nf4-dq or fp4")
+    ]
+    quantization: Annotated[dict[str, JsonValue] | None, about("the full bitsandbytes config (null for fp16/bf16)")]
+    windows: Annotated[list[Window], about("the measured windows, in the order they ran")]
+    warmup: Annotated[
+        list[Window], Field(default_factory=list), about("warm-up windows, measured and left out of every figure")
+    ]
+    quality: Annotated[Quality | None, about("perplexity, when measured")] = None
+    error: Annotated[
+        Annotated[str, Field(max_length=4000)] | None,
+        about("why the measurement has no windows (e.g. CUDA out of memory), else null"),
+    ] = None
+    memory_allocated_mib: Annotated[
+        NonNegative | None, about("GPU memory torch had allocated after loading", "MiB")
+    ] = None
+    compiled: Annotated[
+        bool | None,
+        about(
+            "on the compiled stacks, whether torch.compile ran this precision (on compiled, transformers declines "
+            "bitsandbytes models, which then run with the static cache alone); null on the eager stack or not recorded"
+        ),
+    ] = None
 
 
 class Payload(_Model):
     """Everything that is signed, apart from ``schema_version``, which sits beside it."""
 
-    submission_id: Annotated[str, Field(pattern=SUBMISSION_ID_PATTERN)]
-    created_at: AwareDatetime
-    contributor: Contributor
-    collector: CollectorInfo
-    hardware: Hardware
-    software: Software
-    workload: Workload
-    method: Method
-    idle: Idle
-    measurements: Annotated[list[Measurement], Field(min_length=1)]
-    notes: Annotated[str, Field(max_length=4000)] | None = None
-    example: bool = False
+    submission_id: Annotated[
+        str, Field(pattern=SUBMISSION_ID_PATTERN), about("id of the submission: <UTC time>-<8 hex>")
+    ]
+    created_at: Annotated[AwareDatetime, about("UTC time the collector wrote the submission")]
+    contributor: Annotated[Contributor, about("who measured")]
+    collector: Annotated[CollectorInfo, about("the program that wrote the submission")]
+    hardware: Annotated[Hardware, about("the GPU and host")]
+    software: Annotated[Software, about("versions on the inference path")]
+    workload: Annotated[Workload, about("what was generated, by which model, through which stack")]
+    method: Annotated[Method, about("how the energy was measured")]
+    idle: Annotated[Idle, about("idle GPU power before and after the windows")]
+    measurements: Annotated[list[Measurement], Field(min_length=1), about("one per precision")]
+    notes: Annotated[Annotated[str, Field(max_length=4000)] | None, about("free text from the contributor")] = None
+    example: Annotated[bool, about("true for synthetic example data, never a measurement")] = False
 
 
 class Signature(_Model):
     """An SSH signature (``ssh-keygen -Y sign``) over the canonical bytes of the unsigned document."""
 
-    format: Literal["sshsig"]
-    namespace: Text
-    signer: Login
-    key_fingerprint: Annotated[str, Field(pattern=r"^SHA256:[A-Za-z0-9+/]{43}$")]
-    armored: Annotated[str, Field(min_length=1, max_length=20000)]
+    format: Annotated[Literal["sshsig"], about("signature format: sshsig")]
+    namespace: Annotated[Text, about(f"signature namespace ({NAMESPACE})")]
+    signer: Annotated[Login, about("GitHub login whose SSH key signed the submission")]
+    key_fingerprint: Annotated[
+        str, Field(pattern=r"^SHA256:[A-Za-z0-9+/]{43}$"), about("SHA-256 fingerprint of the signing key")
+    ]
+    armored: Annotated[str, Field(min_length=1, max_length=20000), about("the armored SSH signature")]
 
 
 class Submission(_Model):
     """A whole submission document, as written to ``submissions/<login>/<gpu>/<id>.json``."""
 
-    schema_version: Literal["1.0"]
-    payload: Payload
-    signature: Signature | None = None
+    schema_version: Annotated[Literal["1.0"], about("version of this contract the document follows")]
+    payload: Annotated[Payload, about("everything that is measured and signed")]
+    signature: Annotated[Signature | None, about("SSH signature over the document without it")] = None
 
     @classmethod
     def from_file(cls, path: Any) -> Submission:

@@ -3,6 +3,10 @@
 ``windows``: one row per window (warm-up windows included and flagged);
 ``measurements``: one row per submission x precision, with the figures of :func:`derive`;
 ``submissions``: one row per submission: contributor, hardware, software, workload, method, idle.
+
+Each column names where it comes from: :func:`recorded` (a field of the submission's models, whose description
+and unit it takes) or :func:`derived` (a figure of :mod:`ecocompute.schema.derive`, likewise). The publisher's
+column docs and the card's column table are :func:`column_docs` of these models.
 """
 
 from __future__ import annotations
@@ -12,42 +16,88 @@ from typing import Annotated, Any, Optional
 
 import pandera.polars as pa
 import polars as pl
+from pydantic import BaseModel
 
-from ecocompute.schema.derive import derive, integral_diff_pct
-from ecocompute.schema.models import Measurement, Submission, Window
+from ecocompute.schema.derive import Derived, WindowFigures, derive, figure_doc, window_figures
+from ecocompute.schema.models import (
+    ENGINE,
+    CollectorInfo,
+    Contributor,
+    Hardware,
+    Idle,
+    Measurement,
+    Method,
+    Payload,
+    Quality,
+    Signature,
+    Software,
+    Submission,
+    Window,
+    Workload,
+    description_of,
+    unit_of,
+)
+
+
+def recorded(model: type[BaseModel], name: str, *, note: str = "", **checks: Any) -> Any:
+    """A column copied from field ``name`` of ``model``: its description and unit come from the model."""
+    meta = {"basis": "recorded", "unit": unit_of(model, name), "source": f"{model.__name__}.{name}"}
+    return pa.Field(description=description_of(model, name) + note, metadata=meta, **checks)
+
+
+def derived(figures: type[WindowFigures | Derived], name: str, **checks: Any) -> Any:
+    """A column holding figure ``name`` of :func:`window_figures` or :func:`derive`, described there."""
+    description, unit = figure_doc(figures, name)
+    meta = {"basis": "derived", "unit": unit, "source": f"{figures.__name__}.{name}"}
+    return pa.Field(description=description, metadata=meta, **checks)
+
+
+def table_only(basis: str, description: str, **checks: Any) -> Any:
+    """A column that no model field or figure holds (a flag or hash the publisher adds)."""
+    return pa.Field(description=description, metadata={"basis": basis, "unit": None, "source": None}, **checks)
+
+
+def column_docs(model: type[pa.DataFrameModel]) -> dict[str, str]:
+    """``name -> "<basis>[, <unit>]: <description>"`` for every column of a table model, in column order."""
+    docs = {}
+    for name, column in model.to_schema().columns.items():
+        meta = column.metadata or {}
+        unit = f", {meta['unit']}" if meta.get("unit") else ""
+        docs[name] = f"{meta.get('basis', 'recorded')}{unit}: {column.description}"
+    return docs
 
 
 class WindowsTable(pa.DataFrameModel):
     """One row per measured window; ``warmup`` rows were measured and discarded from every figure."""
 
-    submission_id: str
-    precision: str
-    window_index: int = pa.Field(ge=0)
-    warmup: bool
-    started_at: Annotated[pl.Datetime, "us", "UTC"]
-    duration_s: float = pa.Field(gt=0)
-    energy_j: float = pa.Field(ge=0)
-    energy_j_power_integrated: float = pa.Field(ge=0)
-    integral_diff_pct: float = pa.Field(ge=0)
-    tokens: int = pa.Field(ge=0)
-    generate_calls: int = pa.Field(ge=1)
-    j_per_token: Optional[float] = pa.Field(nullable=True)  # noqa: UP045 - pandera reads Optional
-    static_j_per_token: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
-    dynamic_j_per_token: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
-    power_w_mean: float = pa.Field(ge=0)
-    temp_c_start: float
-    temp_c_end: float
-    sm_clock_mhz_mean: float = pa.Field(ge=0)
-    throttle_reasons: str
-    gpu_util_pct_mean: Optional[float] = pa.Field(nullable=True, ge=0, le=100)  # noqa: UP045
-    process_cpu_s: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    host_steal_s: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    delay_s: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    power_samples: Optional[int] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    other_gpu_processes: Optional[int] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    power_limit_w: Optional[float] = pa.Field(nullable=True, gt=0)  # noqa: UP045
-    recompiles: Optional[int] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    host_others_busy_cpus: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
+    submission_id: str = recorded(Payload, "submission_id")
+    precision: str = recorded(Measurement, "precision")
+    window_index: int = recorded(Window, "index", ge=0)
+    warmup: bool = table_only("recorded", "true for a warm-up window, measured and left out of every figure")
+    started_at: Annotated[pl.Datetime, "us", "UTC"] = recorded(Window, "started_at")
+    duration_s: float = recorded(Window, "duration_s", gt=0)
+    energy_j: float = recorded(Window, "energy_j", ge=0)
+    energy_j_power_integrated: float = recorded(Window, "energy_j_power_integrated", ge=0)
+    integral_diff_pct: float = derived(WindowFigures, "integral_diff_pct", ge=0)
+    tokens: int = recorded(Window, "tokens", ge=0)
+    generate_calls: int = recorded(Window, "generate_calls", ge=1)
+    j_per_token: Optional[float] = derived(WindowFigures, "j_per_token", nullable=True)  # noqa: UP045 - pandera reads Optional
+    static_j_per_token: Optional[float] = derived(WindowFigures, "static_j_per_token", nullable=True)  # noqa: UP045
+    dynamic_j_per_token: Optional[float] = derived(WindowFigures, "dynamic_j_per_token", nullable=True)  # noqa: UP045
+    power_w_mean: float = derived(WindowFigures, "power_w_mean", ge=0)
+    temp_c_start: float = recorded(Window, "temp_c_start")
+    temp_c_end: float = recorded(Window, "temp_c_end")
+    sm_clock_mhz_mean: float = recorded(Window, "sm_clock_mhz_mean", ge=0)
+    throttle_reasons: str = recorded(Window, "throttle_reasons", note=", comma-separated")
+    gpu_util_pct_mean: Optional[float] = recorded(Window, "gpu_util_pct_mean", nullable=True, ge=0, le=100)  # noqa: UP045
+    process_cpu_s: Optional[float] = recorded(Window, "process_cpu_s", nullable=True, ge=0)  # noqa: UP045
+    host_steal_s: Optional[float] = recorded(Window, "host_steal_s", nullable=True, ge=0)  # noqa: UP045
+    delay_s: Optional[float] = recorded(Window, "delay_s", nullable=True, ge=0)  # noqa: UP045
+    power_samples: Optional[int] = recorded(Window, "power_samples", nullable=True, ge=0)  # noqa: UP045
+    other_gpu_processes: Optional[int] = recorded(Window, "other_gpu_processes", nullable=True, ge=0)  # noqa: UP045
+    power_limit_w: Optional[float] = recorded(Window, "power_limit_w", nullable=True, gt=0)  # noqa: UP045
+    recompiles: Optional[int] = recorded(Window, "recompiles", nullable=True, ge=0)  # noqa: UP045
+    host_others_busy_cpus: Optional[float] = recorded(Window, "host_others_busy_cpus", nullable=True, ge=0)  # noqa: UP045
 
     class Config:
         """Reject unknown columns; coerce nothing silently."""
@@ -59,35 +109,41 @@ class WindowsTable(pa.DataFrameModel):
 class MeasurementsTable(pa.DataFrameModel):
     """One row per submission x precision with the derived figures and the keys analysis groups by."""
 
-    submission_id: str
-    gpu_name: str
-    stack: str
-    batch_size: int = pa.Field(ge=1)
-    model_id: str
-    architecture: str
-    weights: str = pa.Field(isin=["pretrained", "random-init"])
-    params_total: int = pa.Field(gt=0)
-    prompt_tokens: int = pa.Field(ge=1)
-    new_tokens: int = pa.Field(ge=1)
-    precision: str
-    quantization_json: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
-    error: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
-    compiled: Optional[bool] = pa.Field(nullable=True)  # noqa: UP045
-    n_windows: int = pa.Field(ge=0)
-    j_per_token_mean: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    j_per_token_std: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    cv_pct: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    ci95_low_j: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
-    ci95_high_j: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
-    ci95_pct: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    tokens_per_s: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    power_w_mean: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    idle_power_w: float = pa.Field(ge=0)
-    static_j_per_token: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
-    dynamic_j_per_token: Optional[float] = pa.Field(nullable=True)  # noqa: UP045
-    dynamic_cv_pct: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    integral_diff_pct_max: Optional[float] = pa.Field(nullable=True, ge=0)  # noqa: UP045
-    perplexity: Optional[float] = pa.Field(nullable=True, gt=0)  # noqa: UP045
+    submission_id: str = recorded(Payload, "submission_id")
+    gpu_name: str = recorded(Hardware, "gpu_name")
+    software_stack: str = recorded(Workload, "stack")
+    engine: str = table_only("recorded", f"the inference engine: {ENGINE} (Hugging Face transformers' generate)")
+    batch_size: int = recorded(Workload, "batch_size", ge=1)
+    model_id: str = recorded(Workload, "model_id")
+    architecture: str = recorded(Workload, "architecture")
+    weights: str = recorded(Workload, "weights", isin=["pretrained", "random-init"])
+    params_total: int = recorded(Workload, "params_total", gt=0)
+    prompt_tokens: int = recorded(Workload, "prompt_tokens", ge=1)
+    new_tokens: int = recorded(Workload, "new_tokens", ge=1)
+    precision: str = recorded(Measurement, "precision")
+    quantization_json: Optional[str] = recorded(Measurement, "quantization", note=", as JSON", nullable=True)  # noqa: UP045
+    error: Optional[str] = recorded(Measurement, "error", nullable=True)  # noqa: UP045
+    compiled: Optional[bool] = recorded(Measurement, "compiled", nullable=True)  # noqa: UP045
+    n_windows: int = derived(Derived, "n_windows", ge=0)
+    j_per_token_mean: Optional[float] = derived(Derived, "j_per_token_mean", nullable=True, ge=0)  # noqa: UP045
+    j_per_token_std: Optional[float] = derived(Derived, "j_per_token_std", nullable=True, ge=0)  # noqa: UP045
+    cv_pct: Optional[float] = derived(Derived, "cv_pct", nullable=True, ge=0)  # noqa: UP045
+    passes_cv_gate: Optional[bool] = derived(Derived, "passes_cv_gate", nullable=True)  # noqa: UP045
+    j_per_token_ci95_low: Optional[float] = derived(Derived, "j_per_token_ci95_low", nullable=True)  # noqa: UP045
+    j_per_token_ci95_high: Optional[float] = derived(Derived, "j_per_token_ci95_high", nullable=True)  # noqa: UP045
+    ci95_pct: Optional[float] = derived(Derived, "ci95_pct", nullable=True, ge=0)  # noqa: UP045
+    wh_per_1k_tokens: Optional[float] = derived(Derived, "wh_per_1k_tokens", nullable=True, ge=0)  # noqa: UP045
+    tokens_per_kwh: Optional[float] = derived(Derived, "tokens_per_kwh", nullable=True, gt=0)  # noqa: UP045
+    tokens_per_s: Optional[float] = derived(Derived, "tokens_per_s", nullable=True, ge=0)  # noqa: UP045
+    power_w_mean: Optional[float] = derived(Derived, "power_w_mean", nullable=True, ge=0)  # noqa: UP045
+    gpu_util_pct_mean: Optional[float] = derived(Derived, "gpu_util_pct_mean", nullable=True, ge=0, le=100)  # noqa: UP045
+    cpu_per_wall: Optional[float] = derived(Derived, "cpu_per_wall", nullable=True, ge=0)  # noqa: UP045
+    idle_power_w: float = derived(Derived, "idle_power_w", ge=0)
+    static_j_per_token: Optional[float] = derived(Derived, "static_j_per_token_mean", nullable=True)  # noqa: UP045
+    dynamic_j_per_token: Optional[float] = derived(Derived, "dynamic_j_per_token_mean", nullable=True)  # noqa: UP045
+    dynamic_cv_pct: Optional[float] = derived(Derived, "dynamic_cv_pct", nullable=True, ge=0)  # noqa: UP045
+    integral_diff_pct_max: Optional[float] = derived(Derived, "integral_diff_pct_max", nullable=True, ge=0)  # noqa: UP045
+    perplexity: Optional[float] = recorded(Quality, "perplexity", note=" (null: not measured)", nullable=True, gt=0)  # noqa: UP045
 
     class Config:
         """Reject unknown columns; one row per submission and precision."""
@@ -99,59 +155,62 @@ class MeasurementsTable(pa.DataFrameModel):
 class SubmissionsTable(pa.DataFrameModel):
     """One row per submission: who, on what, with which software, measuring what, and how."""
 
-    submission_id: str = pa.Field(unique=True)
-    created_at: Annotated[pl.Datetime, "us", "UTC"]
-    content_sha256: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
-    is_example: bool
-    contributor_github: str
-    signer: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
-    key_fingerprint: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
-    collector_version: str
-    collector_git_sha: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
-    gpu_name: str
-    gpu_arch: str
-    compute_capability: str
-    gpu_count: int
-    memory_total_mib: int
-    power_limit_w: float
-    default_power_limit_w: float
-    driver_version: str
-    vbios_version: str
-    gpu_uuid_sha256: str
-    persistence_mode: bool
-    mig_mode: bool
-    clocks_locked: bool
-    cpu_model: str
-    cpu_count: int
-    host_os: str
-    software_python: str
-    software_torch: str
-    software_cuda_runtime: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
-    software_transformers: str
-    software_bitsandbytes: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
-    software_accelerate: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
-    software_nvml: str
-    model_id: str
-    model_revision: Optional[str] = pa.Field(nullable=True)  # noqa: UP045
-    weights: str
-    architecture: str
-    params_total: int
-    batch_size: int
-    prompt_tokens: int
-    new_tokens: int
-    decoding: str
-    stack: str
-    method_power_sampling_hz: float
-    method_window_min_s: float
-    method_warmup_windows: int
-    method_min_windows: int
-    method_max_windows: int
-    method_target_ci_pct: float
-    method_order: str
-    method_allow_shared: bool
-    idle_power_w_before: float
-    idle_power_w_after: float
-    idle_duration_s: float
+    submission_id: str = recorded(Payload, "submission_id", note=", unique", unique=True)
+    created_at: Annotated[pl.Datetime, "us", "UTC"] = recorded(Payload, "created_at")
+    content_sha256: str = table_only(
+        "derived", "SHA-256 of the submission file's bytes as committed (see MANIFEST.json)",
+        str_matches=r"^[0-9a-f]{64}$",
+    )  # fmt: skip
+    is_example: bool = recorded(Payload, "example", note=" (only in builds made with --include-examples)")
+    contributor_github: str = recorded(Contributor, "github")
+    signer: Optional[str] = recorded(Signature, "signer", note=" (verified)", nullable=True)  # noqa: UP045
+    key_fingerprint: Optional[str] = recorded(Signature, "key_fingerprint", note=" (verified)", nullable=True)  # noqa: UP045
+    collector_version: str = recorded(CollectorInfo, "version")
+    collector_git_sha: Optional[str] = recorded(CollectorInfo, "git_sha", nullable=True)  # noqa: UP045
+    gpu_name: str = recorded(Hardware, "gpu_name")
+    gpu_arch: str = recorded(Hardware, "gpu_arch")
+    compute_capability: str = recorded(Hardware, "compute_capability")
+    gpu_count: int = recorded(Hardware, "gpu_count")
+    memory_total_mib: int = recorded(Hardware, "memory_total_mib")
+    power_limit_w: float = recorded(Hardware, "power_limit_w")
+    default_power_limit_w: float = recorded(Hardware, "default_power_limit_w")
+    driver_version: str = recorded(Hardware, "driver_version")
+    vbios_version: str = recorded(Hardware, "vbios_version")
+    gpu_uuid_sha256: str = recorded(Hardware, "gpu_uuid_sha256")
+    persistence_mode: bool = recorded(Hardware, "persistence_mode")
+    mig_mode: bool = recorded(Hardware, "mig_mode")
+    clocks_locked: bool = recorded(Hardware, "clocks_locked")
+    cpu_model: str = recorded(Hardware, "cpu_model")
+    cpu_count: int = recorded(Hardware, "cpu_count")
+    host_os: str = recorded(Hardware, "host_os")
+    software_python: str = recorded(Software, "python")
+    software_torch: str = recorded(Software, "torch")
+    software_cuda_runtime: Optional[str] = recorded(Software, "cuda_runtime", nullable=True)  # noqa: UP045
+    software_transformers: str = recorded(Software, "transformers")
+    software_bitsandbytes: Optional[str] = recorded(Software, "bitsandbytes", nullable=True)  # noqa: UP045
+    software_accelerate: Optional[str] = recorded(Software, "accelerate", nullable=True)  # noqa: UP045
+    software_nvml: str = recorded(Software, "nvml")
+    model_id: str = recorded(Workload, "model_id")
+    model_revision: Optional[str] = recorded(Workload, "model_revision", nullable=True)  # noqa: UP045
+    weights: str = recorded(Workload, "weights")
+    architecture: str = recorded(Workload, "architecture")
+    params_total: int = recorded(Workload, "params_total")
+    batch_size: int = recorded(Workload, "batch_size")
+    prompt_tokens: int = recorded(Workload, "prompt_tokens")
+    new_tokens: int = recorded(Workload, "new_tokens")
+    decoding: str = recorded(Workload, "decoding")
+    software_stack: str = recorded(Workload, "stack")
+    method_power_sampling_hz: float = recorded(Method, "power_sampling_hz")
+    method_window_min_s: float = recorded(Method, "window_min_s")
+    method_warmup_windows: int = recorded(Method, "warmup_windows")
+    method_min_windows: int = recorded(Method, "min_windows")
+    method_max_windows: int = recorded(Method, "max_windows")
+    method_target_ci_pct: float = recorded(Method, "target_ci_pct")
+    method_order: str = recorded(Method, "order")
+    method_allow_shared: bool = recorded(Method, "allow_shared")
+    idle_power_w_before: float = recorded(Idle, "power_w_before")
+    idle_power_w_after: float = recorded(Idle, "power_w_after")
+    idle_duration_s: float = recorded(Idle, "duration_s")
 
     class Config:
         """Reject unknown columns."""
@@ -160,8 +219,7 @@ class SubmissionsTable(pa.DataFrameModel):
 
 
 def _window_row(sub_id: str, m: Measurement, w: Window, warmup: bool, idle_w: float) -> dict[str, Any]:
-    jpt = w.energy_j / w.tokens if w.tokens else None
-    static = idle_w * w.duration_s / w.tokens if w.tokens else None
+    figures = window_figures(w, idle_w)
     return {
         "submission_id": sub_id,
         "precision": m.precision.value,
@@ -171,13 +229,13 @@ def _window_row(sub_id: str, m: Measurement, w: Window, warmup: bool, idle_w: fl
         "duration_s": w.duration_s,
         "energy_j": w.energy_j,
         "energy_j_power_integrated": w.energy_j_power_integrated,
-        "integral_diff_pct": integral_diff_pct(w),
+        "integral_diff_pct": figures.integral_diff_pct,
         "tokens": w.tokens,
         "generate_calls": w.generate_calls,
-        "j_per_token": jpt,
-        "static_j_per_token": static,
-        "dynamic_j_per_token": None if jpt is None or static is None else jpt - static,
-        "power_w_mean": w.energy_j / w.duration_s,
+        "j_per_token": figures.j_per_token,
+        "static_j_per_token": figures.static_j_per_token,
+        "dynamic_j_per_token": figures.dynamic_j_per_token,
+        "power_w_mean": figures.power_w_mean,
         "temp_c_start": w.temp_c_start,
         "temp_c_end": w.temp_c_end,
         "sm_clock_mhz_mean": w.sm_clock_mhz_mean,
@@ -211,7 +269,8 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
     keys = {
         "submission_id": p.submission_id,
         "gpu_name": p.hardware.gpu_name,
-        "stack": p.workload.stack.value,
+        "software_stack": p.workload.stack.value,
+        "engine": ENGINE,
         "batch_size": p.workload.batch_size,
         "model_id": p.workload.model_id,
         "architecture": p.workload.architecture,
@@ -237,30 +296,23 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
     return rows
 
 
-def _derived_columns(m: Measurement, idle_w: float) -> dict[str, float | None]:
-    names = (
-        "j_per_token_mean", "j_per_token_std", "cv_pct", "ci95_low_j", "ci95_high_j", "ci95_pct",
-        "tokens_per_s", "power_w_mean", "static_j_per_token", "dynamic_j_per_token",
-        "dynamic_cv_pct", "integral_diff_pct_max",
-    )  # fmt: skip
+def _derived_columns(m: Measurement, idle_w: float) -> dict[str, Any]:
+    """The measurement's figures of :func:`derive`, by column (null without windows)."""
     if not m.windows:
-        return dict.fromkeys(names)
+        return dict.fromkeys(DERIVED_COLUMNS)
     d = derive(m.windows, idle_w)
-    half = d.ci95_half_j
-    return {
-        "j_per_token_mean": d.j_per_token_mean,
-        "j_per_token_std": d.j_per_token_std,
-        "cv_pct": d.cv_pct,
-        "ci95_low_j": None if half is None else d.j_per_token_mean - half,
-        "ci95_high_j": None if half is None else d.j_per_token_mean + half,
-        "ci95_pct": d.ci95_pct,
-        "tokens_per_s": d.tokens_per_s,
-        "power_w_mean": d.power_w_mean,
-        "static_j_per_token": d.static_j_per_token_mean,
-        "dynamic_j_per_token": d.dynamic_j_per_token_mean,
-        "dynamic_cv_pct": d.dynamic_cv_pct,
-        "integral_diff_pct_max": d.integral_diff_pct_max,
-    }
+    return {column: getattr(d, figure) for column, figure in DERIVED_COLUMNS.items()}
+
+
+DERIVED_COLUMNS = {
+    name: column.metadata["source"].split(".", 1)[1]
+    for name, column in MeasurementsTable.to_schema().columns.items()
+    if column.metadata
+    and (column.metadata["source"] or "").startswith("Derived.")
+    and name not in ("n_windows", "idle_power_w")
+}
+"""``measurements`` column -> the :class:`Derived` figure it holds; ``n_windows`` (0 without windows) and
+``idle_power_w`` are set on every row, errored ones too."""
 
 
 def submission_row(sub: Submission, content_sha256: str) -> dict[str, Any]:
@@ -268,7 +320,7 @@ def submission_row(sub: Submission, content_sha256: str) -> dict[str, Any]:
     p = sub.payload
     hw = p.hardware.model_dump(exclude={"memory_host_mib"})
     wl = p.workload.model_dump(exclude={"prompt_sha256", "attn_implementation"})
-    wl["stack"] = p.workload.stack.value
+    wl["software_stack"] = wl.pop("stack").value
     sw = p.software.model_dump(exclude={"nvidia_ml_py"})
     method = p.method.model_dump(
         include={"power_sampling_hz", "window_min_s", "warmup_windows", "min_windows", "max_windows",

@@ -232,8 +232,8 @@ def crossover_section(paths: list[Path]) -> str:
         crossing = "none" if r["crossover_params"] is None else format_params(r["crossover_params"])
         sizes = f"{format_params(r['params_min'])}-{format_params(r['params_max'])} ({r['n_sizes']})"
         lines.append(
-            f"| {r['stack']} | {r['batch_size']} | {r['precision']} | {r['baseline']} | {sizes} | {r['n_points']} "
-            f"| {crossing} | {ci} | {share} | {r['message']} |"
+            f"| {r['software_stack']} | {r['batch_size']} | {r['precision']} | {r['baseline']} | {sizes} "
+            f"| {r['n_points']} | {crossing} | {ci} | {share} | {r['message']} |"
         )
     return "\n".join(lines)
 

@@ -33,15 +33,15 @@ def _measurement(sub: Sub, precision: str, jpt: Sequence[float]) -> dict[str, An
     mean, std = mean_std(jpt) if jpt else (None, None)
     half = ci95_half_width(std, len(jpt)) if jpt and std is not None else None
     return {
-        "submission_id": sub.submission_id, "gpu_name": sub.gpu, "stack": sub.stack, "batch_size": sub.batch,
+        "submission_id": sub.submission_id, "gpu_name": sub.gpu, "software_stack": sub.stack, "batch_size": sub.batch,
         "model_id": f"random-init/m{sub.params}", "architecture": f"m{sub.params}", "weights": sub.weights,
         "params_total": sub.params, "prompt_tokens": sub.prompt_tokens, "new_tokens": sub.new_tokens,
         "precision": precision, "quantization_json": None, "error": sub.errors.get(precision),
         "compiled": sub.compiled.get(precision),
         "n_windows": len(jpt), "j_per_token_mean": mean, "j_per_token_std": std,
         "cv_pct": None if not mean else 100 * (std or 0) / mean,
-        "ci95_low_j": None if half is None or mean is None else mean - half,
-        "ci95_high_j": None if half is None or mean is None else mean + half,
+        "j_per_token_ci95_low": None if half is None or mean is None else mean - half,
+        "j_per_token_ci95_high": None if half is None or mean is None else mean + half,
         "ci95_pct": None if half is None or not mean else 100 * half / mean,
         "tokens_per_s": 50.0 if jpt else None, "power_w_mean": 130.0 if jpt else None, "idle_power_w": 122.0,
         "static_j_per_token": None if mean is None else 0.9 * mean, "dynamic_j_per_token": None,

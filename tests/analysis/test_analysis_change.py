@@ -76,10 +76,10 @@ def test_jpt_table_pools_submissions_of_one_cell() -> None:
     subs = [Sub("x1", 10**9, {"fp16": [2.0, 2.0]}), Sub("x2", 10**9, {"fp16": [4.0, 4.0]}),
             Sub("x3", 10**9, {"fp16": [9.0, 9.0]}, stack="compiled")]  # fmt: skip
     table = jpt_table(frames(subs)[0])
-    eager = table.filter(pl.col("stack") == "eager").row(0, named=True)
+    eager = table.filter(pl.col("software_stack") == "eager").row(0, named=True)
     assert eager["n_submissions"] == 2 and eager["j_per_token"] == pytest.approx(3.0)
     assert (eager["j_per_token_min"], eager["j_per_token_max"]) == (2.0, 4.0)
-    assert table.filter(pl.col("stack") == "compiled")["j_per_token"].to_list() == [9.0]
+    assert table.filter(pl.col("software_stack") == "compiled")["j_per_token"].to_list() == [9.0]
 
 
 def test_stack_table_compares_the_stacks_per_model_and_precision() -> None:
@@ -109,7 +109,7 @@ def test_the_tables_say_where_the_compiled_stack_did_not_compile() -> None:
         Sub("c2", 10**9, {"fp16": [0.8, 0.8], "nf4": [4.0, 4.0]}, stack="compiled", compiled={"fp16": True}),
     ]
     measurements = frames(subs)[0]
-    counts = ("stack", "precision", "n_submissions", "n_compiled", "n_not_compiled")
+    counts = ("software_stack", "precision", "n_submissions", "n_compiled", "n_not_compiled")
     assert jpt_table(measurements).select(counts).rows() == [
         ("compiled", "fp16", 2, 2, 0), ("compiled", "nf4", 2, 0, 1),  # c2's nf4: not recorded
         ("eager", "fp16", 1, 0, 0), ("eager", "nf4", 1, 0, 0),
@@ -164,7 +164,7 @@ def test_a_measurements_table_without_prompt_tokens_is_one_unknown_prompt_length
             Sub("o3", 10**9, {"fp16": [1.0, 1.0]}, stack="compiled"),
             Sub("o4", 10**9, {"fp16": [6.0, 6.0]}, new_tokens=64)]  # fmt: skip
     older = frames(subs)[0].drop("prompt_tokens")
-    columns = ("stack", "prompt_tokens", "new_tokens", "precision", "j_per_token", "n_submissions")
+    columns = ("software_stack", "prompt_tokens", "new_tokens", "precision", "j_per_token", "n_submissions")
     assert jpt_table(older).select(columns).rows() == [
         ("compiled", None, 256, "fp16", 1.0, 1),
         ("eager", None, 64, "fp16", 6.0, 1),

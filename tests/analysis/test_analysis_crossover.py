@@ -30,7 +30,7 @@ def test_crossover_from_the_dataset_with_a_bootstrap_ci() -> None:
     assert row["ci95_low_params"] < row["crossover_params"] < row["ci95_high_params"]
     assert row["ci95_high_params"] / row["ci95_low_params"] < 1.1
     assert row["boot_fraction"] == 1.0
-    assert (row["gpu_name"], row["stack"], row["batch_size"], row["prompt_tokens"], row["new_tokens"],
+    assert (row["gpu_name"], row["software_stack"], row["batch_size"], row["prompt_tokens"], row["new_tokens"],
             row["precision"], row["weights"], row["baseline"]) == (
         "NVIDIA H200", "eager", 1, 128, 256, "nf4", "random-init", "fp16",
     )  # fmt: skip
@@ -58,7 +58,10 @@ def test_noisier_windows_give_a_wider_interval() -> None:
 def test_no_crossover_says_between_which_sizes_and_which_sign() -> None:
     costs = sweep({B: 150.0, 3 * B: 120.0, 7 * B: 100.0}, precision="int8")
     saves = sweep({B: -5.0, 3 * B: -10.0}, prefix="t", stack="compiled")
-    rows = {r["precision"] + r["stack"]: r for r in crossover(*frames(costs + saves), n_boot=50).iter_rows(named=True)}
+    rows = {
+        r["precision"] + r["software_stack"]: r
+        for r in crossover(*frames(costs + saves), n_boot=50).iter_rows(named=True)
+    }
     assert rows["int8eager"]["status"] == "no crossover" and rows["int8eager"]["holds"] == "costs more"
     assert rows["int8eager"]["crossover_params"] is None and rows["int8eager"]["ci95_low_params"] is None
     assert rows["int8eager"]["message"] == (
@@ -84,7 +87,7 @@ def test_groups_never_mix_gpu_stack_batch_or_weights() -> None:
             + sweep(NF4, prefix="b", batch=8) + sweep(NF4, prefix="w", weights="pretrained"))  # fmt: skip
     table = crossover(*frames(subs), n_boot=20)
     assert table.height == 5
-    assert table.select("gpu_name", "stack", "batch_size", "weights").unique().height == 5
+    assert table.select("gpu_name", "software_stack", "batch_size", "weights").unique().height == 5
 
 
 @pytest.mark.parametrize("length", [{"new_tokens": 64}, {"prompt_tokens": 512}])

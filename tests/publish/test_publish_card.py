@@ -152,7 +152,7 @@ def test_two_workload_lengths_are_never_pooled_in_the_card_or_the_figures(length
     for tokens in ("128+256", other):
         assert f"### NVIDIA H200 · eager stack · batch 1 · {tokens} tokens · random-init weights" in sections
     crossovers = crossover_frame(measurements, windows, n_boot=20)
-    assert crossovers.filter(pl.col("stack") == "eager").height == 2
+    assert crossovers.filter(pl.col("software_stack") == "eager").height == 2
     table = crossover_section(crossovers, 20, 1)
     assert f"| NVIDIA H200 | eager | 1 | {other} | nf4 | random-init | 1.1B-7.62B (2) |" in table
     assert "| NVIDIA H200 | eager | 1 | 128+256 | nf4 | random-init | 1.1B-7.62B (2) |" in table

@@ -60,7 +60,7 @@ def test_measurement_figures_come_from_derive() -> None:
     assert row["j_per_token_mean"] == d.j_per_token_mean
     assert row["cv_pct"] == d.cv_pct
     assert d.ci95_half_j is not None
-    assert row["ci95_high_j"] == pytest.approx(d.j_per_token_mean + d.ci95_half_j)
+    assert row["j_per_token_ci95_high"] == pytest.approx(d.j_per_token_mean + d.ci95_half_j)
 
 
 def test_errored_measurement_has_null_figures() -> None:
@@ -86,3 +86,46 @@ def test_unknown_column_is_rejected() -> None:
 
     with pytest.raises(pandera.errors.SchemaError):
         MeasurementsTable.validate(frame)
+
+
+@pytest.mark.parametrize("model_name", ["WindowsTable", "MeasurementsTable", "SubmissionsTable"])
+def test_no_column_is_named_like_a_dataframe_attribute(model_name: str) -> None:
+    """``frame.<column>`` must reach the column in pandas, and no name may shadow a polars method either."""
+    import pandas as pd
+
+    from ecocompute.schema import tables
+
+    model = getattr(tables, model_name)
+    taken = set(dir(pd.DataFrame)) | set(dir(pl.DataFrame))
+    columns = set(model.to_schema().columns)
+    assert columns & taken == set()
+    assert {"stack", "index"} <= taken  # the names this guards against are in the lists compared
+
+
+def test_measurement_columns_a_reader_uses_follow_from_the_windows() -> None:
+    """Wh per 1,000 tokens, tokens per kWh, the gate, GPU busy % and CPU per wall second; engine and stack named."""
+    steady = make_submission(17, precisions=("fp16", "nf4"), cv=0.004, stack="compiled-all")
+    spread = make_submission(17, precisions=("fp16",), cv=0.05, stack="compiled-all")
+    for sub, passes in ((steady, True), (spread, False)):
+        for row, m in zip(measurement_rows(sub), sub.payload.measurements, strict=True):
+            d = derive(m.windows, sub.payload.idle.power_w)
+            assert row["passes_cv_gate"] is passes is (d.cv_pct <= 2.0)
+            assert row["wh_per_1k_tokens"] == pytest.approx(row["j_per_token_mean"] / 3.6)
+            assert row["tokens_per_kwh"] == pytest.approx(3.6e6 / row["j_per_token_mean"])
+            assert row["gpu_util_pct_mean"] == pytest.approx(sum(w.gpu_util_pct_mean or 0 for w in m.windows) / 6)
+            assert row["cpu_per_wall"] == pytest.approx(0.99, abs=1e-5)
+            assert (row["software_stack"], row["engine"]) == ("compiled-all", "transformers")
+    assert measurements_frame(measurement_rows(steady)).height == 2
+
+
+def test_measurement_without_windows_has_no_gate_verdict_and_unrecorded_cpu_is_null() -> None:
+    sub = make_submission(18, precisions=("fp16", "nf4"))
+    fp16, nf4 = sub.payload.measurements
+    unrecorded = fp16.model_copy(
+        update={"windows": [w.model_copy(update={"process_cpu_s": None}) for w in fp16.windows]}
+    )
+    failed = nf4.model_copy(update={"windows": [], "warmup": [], "error": "CUDA OOM"})
+    sub = sub.model_copy(update={"payload": sub.payload.model_copy(update={"measurements": [unrecorded, failed]})})
+    frame = measurements_frame(measurement_rows(sub))
+    assert frame["cpu_per_wall"].to_list() == [None, None]
+    assert frame["passes_cv_gate"].to_list() == [True, None]

@@ -1,0 +1,63 @@
+"""The static estimator page in real headless Chromium, from file:// with every network request refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from browser import shoot
+
+from ecocompute.estimate import Question, estimate, load_artifact
+from ecocompute.estimate.publish import write_web
+
+
+def pct(value: float) -> str:
+    return f"{'+' if value >= 0 else '-'}{abs(value):.1f}%"
+
+
+def open_page(page: Any, folder: Path) -> list[str]:
+    index = write_web(folder, load_artifact())
+    refused: list[str] = []
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            refused.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.goto(index.as_uri())
+    return refused
+
+
+def test_the_page_answers_as_the_python_engine(page: Any, tmp_path: Path, screenshots: Path) -> None:
+    refused = open_page(page, tmp_path / "estimate")
+    first = estimate(Question(gpu="H200", params_b=7.6, precision="nf4"))
+    assert page.get_by_test_id("change").inner_text() == f"{pct(first.change_pct)} energy per token"
+    page.fill("#gpu", "RTX 4090")
+    page.fill("#params_b", "3")
+    page.select_option("#precision", "int8")
+    page.click("button[type=submit]")
+    second = estimate(Question(gpu="RTX 4090", params_b=3, precision="int8"))
+    low, high = second.change_ci95
+    assert page.get_by_test_id("change").inner_text() == f"{pct(second.change_pct)} energy per token"
+    assert page.get_by_test_id("interval").inner_text() == f"95% interval {pct(low)} to {pct(high)}"
+    assert page.get_by_test_id("recommendation").inner_text() == second.recommendation.text
+    page.fill("#gpu", "H200")
+    page.fill("#params_b", "20")
+    page.select_option("#precision", "nf4")
+    page.click("button[type=submit]")
+    third = estimate(Question(gpu="H200", params_b=20, precision="nf4"))
+    assert page.get_by_test_id("change").inner_text() == f"{pct(third.change_pct)} energy per token"
+    assert third.published is None or "basis: published" in page.get_by_test_id("published").inner_text()
+    shoot(page, screenshots, "estimate")
+    assert refused == []
+
+
+def test_a_bad_question_shows_the_valid_values(page: Any, tmp_path: Path) -> None:
+    open_page(page, tmp_path / "estimate")
+    page.fill("#gpu", "Z80")
+    page.click("button[type=submit]")
+    assert "unknown card 'Z80'" in page.get_by_test_id("error").inner_text()
+    assert "NVIDIA H200" in page.get_by_test_id("error").inner_text()

@@ -1,0 +1,173 @@
+"""The site in headless Chromium, opened from the folder a build of the repository's data wrote.
+
+Every view renders with no console error; the filters change what is drawn and live in the URL; the downloads
+hold the dataset's own numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from browser import shoot
+from site_helpers import all_tier, column, download, open_view, read_csv
+
+from ecocompute.analysis.change import change_frame
+from ecocompute.site.payload import defaults
+from ecocompute.site.render import write_site
+
+VIEWS = ("change", "pareto", "quality", "cost", "table", "rejections", "cite")
+
+
+def gated(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows of the gate tier (every row when the build has no tiers)."""
+    return frame.filter(pl.col("passes_cv_gate")) if "passes_cv_gate" in frame.columns else frame
+
+
+def measured(folder: Path) -> pl.DataFrame:
+    """The gate tier's measurements."""
+    return gated(all_tier(folder, "measurements"))
+
+
+def gate_changes(folder: Path) -> pl.DataFrame:
+    """change_frame of the gate tier, with a change."""
+    return change_frame(measured(folder)).filter(pl.col("change_pct").is_not_null())
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_renders_offline_with_version_and_link(page: Any, built: Path, screenshots: Path, view: str) -> None:
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    open_view(page, built / "site", f"view={view}")
+    assert page.get_attribute("main", "data-view") == view
+    assert page.inner_text("#dataset-version") == json.loads((built / "MANIFEST.json").read_text())["version"]
+    assert page.get_attribute("#dataset-link", "href").startswith("https://")
+    assert page.locator("#main").inner_text().strip()
+    shoot(page, screenshots, f"site-{view}")
+    assert all(url.split(":", 1)[0] in {"file", "blob", "data"} for url in requests), requests
+
+
+def test_change_view_draws_every_change_with_its_interval(page: Any, built: Path) -> None:
+    changes = gate_changes(built)
+    open_view(page, built / "site", "view=change")
+    stack = column(changes, "software_stack", "stack")
+    groups = changes.select("gpu_name", stack, "batch_size", "prompt_tokens", "new_tokens", "weights").unique()
+    assert page.locator("section[data-chart^='change-']").count() == groups.height
+    assert page.locator("section[data-chart^='change-'] g.point circle").count() == changes.height
+    with_ci = changes.filter(pl.col("ci95_low_pct").is_not_null()).height
+    assert page.locator("section[data-chart^='change-'] g.point line").count() == with_ci
+
+
+def test_precision_filter_changes_the_chart_and_the_link(page: Any, built: Path, browser: Any) -> None:
+    changes = gate_changes(built)
+    nf4 = changes.filter(pl.col("precision") == "nf4").height
+    assert nf4 > 0
+    open_view(page, built / "site", "view=change")
+    page.uncheck("fieldset[data-filter='precision'] input[value='nf4']")
+    points = page.locator("section[data-chart^='change-'] g.point")
+    assert page.locator("g.point[data-precision='nf4']").count() == 0
+    assert points.count() == changes.height - nf4
+    link = page.evaluate("location.hash")
+    assert "precision=" in link and "nf4" not in link.split("precision=")[1].split("&")[0]
+    linked = browser.new_page()
+    open_view(linked, built / "site", link.lstrip("#"))
+    assert not linked.is_checked("fieldset[data-filter='precision'] input[value='nf4']")
+    assert linked.locator("section[data-chart^='change-'] g.point").count() == changes.height - nf4
+    linked.close()
+
+
+def test_stack_filter_removes_that_stacks_charts(page: Any, built: Path) -> None:
+    changes = gate_changes(built)
+    stack = column(changes, "software_stack", "stack")
+    first = sorted(changes[stack].unique().to_list())[0]
+    left = changes.filter(pl.col(stack) != first)
+    open_view(page, built / "site", "view=pareto")
+    before = page.locator("#fig-pareto circle.point").count()
+    page.uncheck(f"fieldset[data-filter='stack'] input[value='{first}']")
+    m = measured(built)
+    kept = m.filter((pl.col(stack) != first) & pl.col("j_per_token_mean").is_not_null()).height
+    assert page.locator("#fig-pareto circle.point").count() == kept < before
+    page.click("nav#views button[data-view='change']")
+    assert page.locator("section[data-chart^='change-'] g.point").count() == left.height
+
+
+def test_tier_filter_shows_the_rows_of_each_tier(page: Any, built: Path) -> None:
+    everything = all_tier(built, "measurements")
+    open_view(page, built / "site", "view=table")
+    gate_rows = page.locator("table.data tbody tr").count()
+    page.check("fieldset[data-filter='tier'] input[value='all']")
+    assert "tier=all" in page.evaluate("location.hash")
+    all_rows = page.locator("table.data tbody tr").count()
+    assert (gate_rows, all_rows) == (min(200, measured(built).height), min(200, everything.height))
+
+
+def test_measurements_csv_holds_the_datasets_numbers(page: Any, built: Path) -> None:
+    m = measured(built)
+    open_view(page, built / "site", "view=table")
+    rows = read_csv(download(page, "section[data-chart='measurements'] button[data-download='csv']"))
+    assert len(rows) == m.height
+    by_key = {(r["submission_id"], r["precision"]): r for r in rows}
+    low = column(m, "j_per_token_ci95_low", "ci95_low_j")
+    for row in m.iter_rows(named=True):
+        got = by_key[(row["submission_id"], row["precision"])]
+        for name in ("j_per_token_mean", "cv_pct", low, "tokens_per_s"):
+            expected = row[name]
+            assert (float(got[name]) if got[name] else None) == expected, (name, row["submission_id"])
+
+
+def test_change_csv_and_svg_hold_what_is_drawn(page: Any, built: Path) -> None:
+    changes = gate_changes(built)
+    open_view(page, built / "site", "view=change")
+    figure = "section[data-chart='change-1']"
+    rows = read_csv(download(page, f"{figure} button[data-download='csv']"))
+    expected = {(r["submission_id"], r["precision"]): r for r in changes.iter_rows(named=True)}
+    assert rows
+    for row in rows:
+        want = expected[(row["submission_id"], row["precision"])]
+        assert float(row["change_pct"]) == want["change_pct"]
+        assert float(row["ci95_low_pct"]) == want["ci95_low_pct"]
+    svg = ET.fromstring(download(page, f"{figure} button[data-download='svg']").encode())  # noqa: S314 - our own page's SVG
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+    circles = svg.findall(".//{http://www.w3.org/2000/svg}g[@class='point']/{http://www.w3.org/2000/svg}circle")
+    assert len(circles) == len(rows) == page.locator(f"{figure} g.point circle").count()
+    crossovers = read_csv(download(page, f"{figure} button[data-download='csv-crossovers']"))
+    assert {r["precision"] for r in crossovers} == {r["precision"] for r in rows}
+
+
+def test_cost_and_carbon_follow_the_readers_inputs(page: Any, built: Path) -> None:
+    m = measured(built).filter(pl.col("j_per_token_mean").is_not_null())
+    values = defaults()
+    open_view(page, built / "site", "view=cost")
+    assert values["grid_g_per_kwh"]["source"] in page.inner_text("p.defaults")
+    rows = read_csv(download(page, "#fig-carbon button[data-download='csv']"))
+    grid, pue = values["grid_g_per_kwh"]["value"], values["pue"]["value"]
+    first = rows[0]
+    same = m.filter((pl.col("model_id") == first["model_id"]) & (pl.col("precision") == first["precision"]))
+    stack = column(m, "software_stack", "stack")
+    same = same.filter(pl.col(stack) == first[stack])
+    assert float(first["gco2e_per_mtok"]) == pytest.approx(same["j_per_token_mean"].mean() / 3.6 * pue * grid)
+    page.fill("#usd", "2.5")
+    page.dispatch_event("#usd", "change")
+    assert "usd=2.5" in page.evaluate("location.hash")
+    assert "USD per million tokens" in page.text_content("#fig-cost svg")
+    priced = read_csv(download(page, "#fig-cost button[data-download='csv']"))
+    assert float(priced[0]["usd_per_mtok"]) == pytest.approx(2.5 * float(priced[0]["gpu_hours_per_mtok"]))
+
+
+def test_rejections_say_none_or_list_each_finding(page: Any, built: Path, tmp_path: Path) -> None:
+    open_view(page, built / "site", "view=rejections")
+    if not (built / "rejections.json").exists():
+        assert "none" in page.inner_text("#main")
+    copy = tmp_path / "dataset"
+    shutil.copytree(built, copy, ignore=shutil.ignore_patterns("site"))
+    finding = {"code": "E-SIGNATURE", "message": "the signature does not verify", "path": "signature"}
+    (copy / "rejections.json").write_text(json.dumps([{"path": "someone/gpu/x.json", "findings": [finding]}]))
+    write_site(copy, copy / "site")
+    open_view(page, copy / "site", "view=rejections")
+    text = page.inner_text("#main")
+    assert "someone/gpu/x.json" in text and "E-SIGNATURE" in text and "the signature does not verify" in text

@@ -1,0 +1,116 @@
+"""The site's files: written by `publish build` and `publish site`, deterministic, data embedded, nothing remote."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from site_helpers import all_tier, column
+
+from ecocompute.cli import main
+from ecocompute.site import columns
+from ecocompute.site.payload import columnar, defaults, rejections
+from ecocompute.site.render import embed_json, write_site
+
+
+def embedded(site: Path) -> dict:
+    text = (site / "index.html").read_text(encoding="utf-8")
+    match = re.search(r'<script id="ecocompute-data" type="application/json">(.*?)</script>', text, re.DOTALL)
+    assert match, "the page embeds no data"
+    return json.loads(match.group(1))
+
+
+def test_build_writes_the_site_into_the_dataset_and_its_manifest(built: Path) -> None:
+    site = built / "site"
+    assert {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()} >= {
+        "index.html", "app.js", "app.css", "vendor/d3.min.js", "vendor/d3.LICENSE",
+    }  # fmt: skip
+    manifest = json.loads((built / "MANIFEST.json").read_text(encoding="utf-8"))
+    assert "site/index.html" in {f["path"] for f in manifest.get("files", [])}
+
+
+def test_page_loads_nothing_remote(built: Path) -> None:
+    for name in ("index.html", "app.js", "app.css"):
+        text = (built / "site" / name).read_text(encoding="utf-8")
+        assert not re.search(r"""src=["']?(https?:)?//|<link[^>]*href=["']?(https?:)?//""", text), name
+        assert "fetch(" not in text and "XMLHttpRequest" not in text
+
+
+def test_embedded_measurements_are_the_datasets_rows(built: Path) -> None:
+    data = embedded(built / "site")
+    m = all_tier(built, "measurements")
+    cols = data["measurements"]["columns"]
+    assert data["measurements"]["n"] == m.height
+    assert cols["j_per_token"] == m["j_per_token_mean"].to_list()
+    stack = cols["stack"]
+    assert [stack["levels"][c] for c in stack["codes"]] == m[column(m, "software_stack", "stack")].to_list()
+    assert data["meta"]["version"] == json.loads((built / "MANIFEST.json").read_text())["version"]
+
+
+def test_publish_site_is_deterministic(built: Path, tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    write_site(built, first)
+    write_site(built, second)
+    for path in first.rglob("*"):
+        if path.is_file():
+            assert path.read_bytes() == (second / path.relative_to(first)).read_bytes(), path.name
+    assert (first / "index.html").read_bytes() == (built / "site" / "index.html").read_bytes()
+
+
+def test_publish_site_command(built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["publish", "site", "--dataset", str(built), "--out", str(tmp_path / "s")]) == 0
+    assert (tmp_path / "s" / "index.html").is_file()
+    assert main(["publish", "site", "--help"]) == 0
+    assert "Example: ecocompute publish site" in capsys.readouterr().out
+
+
+def test_publish_site_without_a_dataset_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["publish", "site", "--dataset", str(tmp_path), "--out", str(tmp_path / "s")]) != 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_columnar_encodes_text_as_levels_and_keeps_nulls() -> None:
+    frame = pl.DataFrame({"s": ["b", None, "a", "b"], "x": [1.5, None, float("nan"), 2.0], "n": [1, 2, None, 4]})
+    encoded = columnar(frame)
+    assert encoded["n"] == 4
+    assert encoded["columns"]["s"] == {"levels": ["a", "b"], "codes": [1, -1, 0, 1]}
+    assert encoded["columns"]["x"] == [1.5, None, None, 2.0]
+    assert encoded["columns"]["n"] == [1, 2, None, 4]
+
+
+def test_columns_read_old_and_new_names() -> None:
+    old = pl.DataFrame({"stack": ["eager"], "ci95_low_j": [1.0]})
+    new = pl.DataFrame({"software_stack": ["eager"], "j_per_token_ci95_low": [1.0], "stack": ["x"]})
+    assert columns.resolve(old, columns.MEASUREMENTS) == {"stack": "stack", "ci_low": "ci95_low_j"}
+    assert columns.resolve(new, columns.MEASUREMENTS) == {"stack": "software_stack", "ci_low": "j_per_token_ci95_low"}
+
+
+def test_embedded_json_cannot_close_its_script() -> None:
+    text = embed_json({"message": "</script><script>alert(1)</script><!--"})
+    assert "<" not in text
+    assert json.loads(text) == {"message": "</script><script>alert(1)</script><!--"}
+
+
+def test_defaults_cite_a_named_dated_source() -> None:
+    values = defaults()
+    for key in ("grid_g_per_kwh", "pue"):
+        assert values[key]["value"] > 0
+        assert values[key]["source"] and re.search(r"\b20\d\d\b", values[key]["source"]), key
+        assert values[key]["url"].startswith("https://")
+
+
+def test_rejections_read_as_a_list_or_a_mapping(tmp_path: Path) -> None:
+    assert rejections(tmp_path) is None
+    finding = {"code": "E-SIG", "message": "signature does not verify", "path": "signature"}
+    (tmp_path / "rejections.json").write_text(json.dumps([{"path": "a/b/c.json", "findings": [finding]}]))
+    assert rejections(tmp_path) == [
+        {"submission": "a/b/c.json", "findings": [{"code": "E-SIG", "message": "signature does not verify",
+                                                  "where": "signature"}]}
+    ]  # fmt: skip
+    (tmp_path / "rejections.json").write_text(json.dumps({"a/b/c.json": [finding]}))
+    assert rejections(tmp_path)[0]["findings"][0]["code"] == "E-SIG"
