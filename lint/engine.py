@@ -34,6 +34,7 @@ def _may_load(text: str) -> bool:
     return "from_pretrained" in text or ("pipeline" in text and PIPELINE_CALL.search(text) is not None)
 
 
+MAX_BAD_CELLS = 20  # a notebook with more cells that do not parse is reported as not linted
 PARALLEL_FROM = 200  # files: below this, worker start-up costs more than it saves
 CHUNK = 64
 
@@ -62,6 +63,29 @@ def discover(paths: Iterable[Path]) -> list[Path]:
     return files
 
 
+def _parse(text: str, path: str, notebook: NotebookSource | None) -> tuple[ast.Module, str]:
+    """The tree of a file, and the text it was parsed from.
+
+    In a notebook, top-level ``await`` is allowed and a cell that does not parse is left out (its lines blanked,
+    so the other cells keep their places). Raises SyntaxError when nothing parses.
+    """
+    flags = ast.PyCF_ONLY_AST | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if notebook else 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        for _ in range(MAX_BAD_CELLS if notebook else 1):
+            try:
+                return compile(text, path, "exec", flags, dont_inherit=True), text
+            except SyntaxError as exc:
+                if notebook is None or not exc.lineno or (bad := notebook.origin(exc.lineno)) is None:
+                    raise
+                lines = text.split("\n")
+                for number, origin in enumerate(notebook.origins, start=1):
+                    if origin.cell == bad.cell:
+                        lines[number - 1] = ""
+                text = "\n".join(lines)
+        return compile(text, path, "exec", flags, dont_inherit=True), text
+
+
 def lint_text(text: str, path: str, config: LintConfig, evidence: Evidence) -> FileReport:
     """Lint the text of one file (a notebook's JSON when ``path`` ends in .ipynb)."""
     notebook: NotebookSource | None = None
@@ -74,9 +98,7 @@ def lint_text(text: str, path: str, config: LintConfig, evidence: Evidence) -> F
     if not _may_load(text):
         return FileReport(path)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)
-            tree = ast.parse(text, filename=path)
+        tree, text = _parse(text, path, notebook)
     except (SyntaxError, ValueError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         return FileReport(path, error=f"cannot parse{where}: {getattr(exc, 'msg', exc)}")

@@ -76,3 +76,10 @@ def test_columns_count_characters_not_bytes() -> None:
     source = 'from transformers import AutoModelForCausalLM\nnote = "énergie"; m = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-7B", load_in_8bit=True)\n'  # noqa: E501
     [finding] = lint_text(source, "u.py", LintConfig(), Evidence("H200")).findings
     assert finding.column == source.splitlines()[1].index("AutoModelForCausalLM.from_pretrained") + 1
+
+
+def test_a_notebook_cell_that_does_not_parse_is_left_out() -> None:
+    raw = _notebook([("code", "def broken(:\n    pass"), ("code", "result = await fetch()"), ("code", INT8_7B)])
+    report = lint_text(raw, "n.ipynb", LintConfig(), Evidence("H200"))
+    assert report.error is None
+    assert [(f.rule, f.cell, f.cell_line) for f in report.findings] == [("ECO101", 3, 2)]
