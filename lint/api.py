@@ -42,7 +42,7 @@ def lint_paths(
 ) -> LintResult:
     """Lint every Python file and notebook under ``paths``; with ``diff_base``, only findings on changed lines."""
     cwd = str(Path.cwd())
-    files = [_shown(p, cwd) for p in discover(paths)]
+    files = list(dict.fromkeys(_shown(p, cwd) for p in discover(paths)))  # a file named twice is linted once
     changed = gitdiff.changed_lines(diff_base) if diff_base else None
     if changed is not None:
         files = [f for f in files if Path(os.path.normpath(f.absolute())) in changed]

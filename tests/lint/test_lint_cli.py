@@ -41,6 +41,7 @@ def test_findings_fail_at_the_severity(project: Path, capsys: pytest.CaptureFixt
     assert "int8.py:2:9: ECO101 [error]" in out and "nf4.py:3:9: ECO102 [warning]" in out
     assert lint(project, "nf4.py", "--severity", "error", capsys=capsys)[0] == 0
     assert lint(project, "clean.py", capsys=capsys)[:2] == (0, "no findings\n")
+    assert lint(project, "int8.py", ".", "./int8.py", capsys=capsys)[1].count("ECO101") == 1
 
 
 @pytest.mark.parametrize(
