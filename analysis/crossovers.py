@@ -7,7 +7,7 @@ because the prefill is spread over the generated tokens: 512+64 tokens and 128+2
 
 From the dataset (``measurements`` + ``windows``): each submission gives the change of the precision against
 its own FP16 (else BF16) baseline (:func:`ecocompute.analysis.change.change_frame`); submissions of one size
-are averaged; the crossing is found by :mod:`ecocompute.analysis.crossing`. The 95% confidence interval is a
+are averaged; the crossing is found by :mod:`ecocompute.analysis.zero_crossing`. The 95% confidence interval is a
 percentile bootstrap: resample the windows of every measurement (with replacement, within the measurement),
 recompute every change and the crossing, ``n_boot`` times, from ``numpy.random.default_rng(seed)`` (one
 generator per group, so a group's answer depends on its own data and the seed only).
@@ -28,7 +28,9 @@ import numpy as np
 import polars as pl
 
 from ecocompute.analysis.change import WORKLOAD_KEYS, change_frame
-from ecocompute.analysis.crossing import (
+from ecocompute.analysis.defaults import DEFAULT_N_BOOT, DEFAULT_SEED
+from ecocompute.analysis.frames import as_polars, like_input, require_columns
+from ecocompute.analysis.zero_crossing import (
     METHODS,
     FloatArray,
     cap_for,
@@ -36,13 +38,10 @@ from ecocompute.analysis.crossing import (
     percentile_ci,
     saturating_crossover_b,
 )
-from ecocompute.analysis.frames import as_polars, like_input, require_columns
 from ecocompute.schema.errors import UsageError
 
 GROUP_KEYS = ("gpu_name", "software_stack", "batch_size", *WORKLOAD_KEYS, "precision", "weights")
 MEANS_COLUMNS = ("params", "j_per_token_baseline", "j_per_token_quantized")
-DEFAULT_N_BOOT = 2000
-DEFAULT_SEED = 20261130
 RESULT_SCHEMA: dict[str, Any] = {
     "gpu_name": pl.String, "software_stack": pl.String, "batch_size": pl.Int64, "prompt_tokens": pl.Int64,
     "new_tokens": pl.Int64, "precision": pl.String, "weights": pl.String, "baseline": pl.String,
@@ -296,7 +295,7 @@ def crossover(
 
     ``method`` is ``"loglinear"`` (interpolate linearly in log10(params) between the two sizes that bracket the
     largest positive-to-negative sign change) or ``"saturating"`` (the curve fit behind the published T4/RTX
-    4090/RTX 5090 crossovers; see :mod:`ecocompute.analysis.crossing`). ``seed`` seeds the bootstrap and is
+    4090/RTX 5090 crossovers; see :mod:`ecocompute.analysis.zero_crossing`). ``seed`` seeds the bootstrap and is
     reported in the result.
 
     Returns one row per group: ``status`` ("crossover", "no crossover" or "insufficient data"),

@@ -28,10 +28,11 @@ def write_web(folder: Path, artifact: dict[str, Any]) -> Path:
 
 
 def write_estimate(folder: Path, tables: Any, version: str) -> Path:
-    """Build the artifact from a build's tables (every accepted row where the build has them) and write it + page."""
-    measurements = getattr(tables, "measurements_all", tables.measurements)
-    submissions = getattr(tables, "submissions_all", tables.submissions)
-    artifact = build_artifact(measurements, submissions, version=version)
+    """Build the artifact from a build's ``measurements_all`` and ``submissions_all`` configs; write it + the page.
+
+    ``tables`` is the build's :class:`ecocompute.publish.configs.Tables` (anything with ``read(config)``).
+    """
+    artifact = build_artifact(tables.read("measurements_all"), tables.read("submissions_all"), version=version)
     path = folder / ARTIFACT
     path.write_text(artifact_text(artifact), encoding="utf-8")
     write_web(folder / WEB_FOLDER, artifact)

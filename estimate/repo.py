@@ -7,6 +7,7 @@ The shipped ``estimate/data/artifact.json`` is this build; a test fails when the
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +18,29 @@ SHIPPED = Path(__file__).resolve().parent / "data" / ARTIFACT
 
 
 def repo_artifact(root: Path, version: str | None = None) -> dict[str, Any]:
-    """Every accepted measurement of the checkout at ``root`` (both tiers) and the literature tier, as an artifact."""
-    from ecocompute.publish.inputs import Source, gather
-    from ecocompute.publish.tables import build_tables
+    """Every measurement of the checkout at ``root`` in the dataset's all tier, and the literature tier.
+
+    The rows are the ones ``publish build`` would write into ``measurements_all``/``submissions_all`` (the same
+    gather and configs), from ``submissions/`` and, while it still holds runs, ``runs/``.
+    """
+    from ecocompute.publish.build import gather
+    from ecocompute.publish.cache import RowCache
+    from ecocompute.publish.configs import write_configs
+    from ecocompute.publish.inputs import Source
     from ecocompute.publish.versions import resolve_version
 
     submissions = root / "submissions"
     signers = submissions / "allowed_signers"
     runs = root / "runs"
-    beyond = [Source.at(runs, signers)] if runs.is_dir() and any(runs.rglob("*.json")) else []
-    gathered = gather([Source.at(submissions, signers)], beyond_gate=beyond)
-    tables = build_tables([*gathered.accepted, *gathered.beyond_gate])
-    return build_artifact(tables.measurements, tables.submissions, version=resolve_version(version))
+    sources = [Source.at(submissions, signers)]
+    if runs.is_dir() and any(runs.rglob("*.json")):
+        sources.append(Source.at(runs, signers))
+    with tempfile.TemporaryDirectory(prefix="ecocompute-estimate-") as tmp:
+        cache = RowCache(Path(tmp) / "cache")
+        gathered, _ = gather(sources, cache)
+        tables = write_configs(cache, [v.key for v in gathered.kept], Path(tmp) / "configs")
+        measurements, subs = tables.read("measurements_all"), tables.read("submissions_all")
+    return build_artifact(measurements, subs, version=resolve_version(version))
 
 
 def main(argv: list[str]) -> int:

@@ -187,7 +187,14 @@ def test_the_exported_function_is_not_shadowed_by_a_submodule() -> None:
 
     import ecocompute.analysis as package
 
-    for name, module in (("crossover", "crossovers"), ("change_vs_baseline", "change"), ("jpt_table", "tables"),
-                         ("stack_table", "tables")):  # fmt: skip
+    pairs = (
+        ("crossover", "crossovers"),
+        ("change_vs_baseline", "change"),
+        ("change_table", "change"),
+        ("j_per_token_table", "j_per_token"),
+        ("stack_table", "j_per_token"),
+        ("select", "selection"),
+    )
+    for name, module in pairs:
         importlib.import_module(f"ecocompute.analysis.{module}")
         assert callable(getattr(package, name)), name

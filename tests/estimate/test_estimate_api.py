@@ -78,3 +78,21 @@ def test_bad_precision_and_missing_size_are_refused_by_the_model() -> None:
         Question(gpu="H200", params_b=7, precision="fp8")  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="exactly one of params_b"):
         Question(gpu="H200", precision="nf4")
+
+
+def test_no_cap_or_single_fit_decides_the_crossover_silently() -> None:
+    answer = ask(gpu="RTX 5090", params_b=3, precision="nf4")
+    assert answer.source == "published" and answer.crossover is not None
+    fits = answer.crossover.by_fit
+    assert {"interpolation", "loglinear", "saturating-capped", "saturating-uncapped"} <= set(fits)
+    assert answer.crossover.status == "crossover" and answer.crossover.ci95 is not None
+    low, high = answer.crossover.ci95
+    assert low <= answer.crossover.params_b <= high
+
+
+def test_published_evidence_is_shown_apart_from_measurements() -> None:
+    answer = ask(gpu="H100", params_b=7, precision="nf4")
+    assert answer.source == "measured" and all(not g.startswith("published/") for g in answer.groups)
+    ampere = ask(gpu="A100", params_b=9, precision="nf4")
+    assert ampere.source == "published" and ampere.published is None
+    assert ampere.dois == ["10.5281/zenodo.19647290"] and ampere.submission_ids == []
