@@ -99,13 +99,16 @@ def lint_text(text: str, path: str, config: LintConfig, evidence: Evidence) -> F
         return FileReport(path)
     try:
         tree, text = _parse(text, path, notebook)
+        facts = scan(tree)
     except (SyntaxError, ValueError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         return FileReport(path, error=f"cannot parse{where}: {getattr(exc, 'msg', exc)}")
+    except RecursionError:
+        return FileReport(path, error="cannot parse: expressions nested too deeply for Python's parser")
     table = noqa.suppressions(text)
     lines = text.splitlines()
     findings = []
-    for hit in check(scan(tree), config.settings, evidence, config.select, notebook.line_name if notebook else None):
+    for hit in check(facts, config.settings, evidence, config.select, notebook.line_name if notebook else None):
         if noqa.silenced(hit.rule, (hit.line, hit.end_line), table):
             continue
         line, end_line, cell, cell_line = hit.line, hit.end_line, None, None

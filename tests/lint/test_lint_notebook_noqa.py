@@ -83,3 +83,9 @@ def test_a_notebook_cell_that_does_not_parse_is_left_out() -> None:
     report = lint_text(raw, "n.ipynb", LintConfig(), Evidence("H200"))
     assert report.error is None
     assert [(f.rule, f.cell, f.cell_line) for f in report.findings] == [("ECO101", 3, 2)]
+
+
+def test_deeply_nested_code_is_reported_not_raised() -> None:
+    source = INT8_7B + "x = " + " + ".join(["1"] * 3000) + "\n"
+    report = lint_text(source, "deep.py", LintConfig(), Evidence("H200"))
+    assert report.error == "cannot parse: expressions nested too deeply for Python's parser"
