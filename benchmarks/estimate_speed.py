@@ -81,8 +81,20 @@ def wait_up(port: int) -> None:
     raise SystemExit("the server did not start")
 
 
-def load(port: int, paths: list[str], rate: float, seconds: float, workers: int) -> dict[str, Any]:
-    """Open-loop load: request i is due at start + i / rate; each worker keeps one connection."""
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load(
+    port: int, paths: list[str], rate: float, seconds: float, workers: int, pid: int | None = None
+) -> dict[str, Any]:
+    """Open-loop load: request i is due at start + i / rate; each worker keeps one connection.
+
+    With ``pid`` (the server), also the server's CPU time per request, which the machine's load does not inflate.
+    """
+    cpu_before = cpu_s(pid) if pid else 0.0
     n = int(rate * seconds)
     latencies: list[float] = []
     errors: list[str] = []
@@ -116,8 +128,9 @@ def load(port: int, paths: list[str], rate: float, seconds: float, workers: int)
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - start
+    cpu_ms = 1000 * (cpu_s(pid) - cpu_before) / n if pid else None
     return {"requests": n, "achieved_rps": n / elapsed, "errors": len(errors), "p50_ms": pct(latencies, 0.5),
-            "p99_ms": pct(latencies, 0.99), "max_ms": max(latencies)}  # fmt: skip
+            "p99_ms": pct(latencies, 0.99), "max_ms": max(latencies), "server_cpu_ms_per_request": cpu_ms}  # fmt: skip
 
 
 def over_http(rate: float, seconds: float, workers: int, trials: int) -> dict[str, Any]:
@@ -134,8 +147,8 @@ def over_http(rate: float, seconds: float, workers: int, trials: int) -> dict[st
         paths = ["/v1/estimate?" + urllib.parse.urlencode(q) for q in questions()]
         load(port, paths, rate, 1.0, workers)  # warm-up
         for _ in range(trials):
-            estimate_run = load(port, paths, rate, seconds, workers)
-            noop_run = load(port, ["/v1/noop"], rate, seconds, workers)
+            estimate_run = load(port, paths, rate, seconds, workers, proc.pid)
+            noop_run = load(port, ["/v1/noop"], rate, seconds, workers, proc.pid)
             runs.append({"estimate": estimate_run, "noop": noop_run, "load_average_1min": os.getloadavg()[0],
                          "p99_ratio_estimate_to_noop": estimate_run["p99_ms"] / noop_run["p99_ms"]})  # fmt: skip
     finally:
@@ -176,7 +189,8 @@ def main() -> int:
         for name in ("estimate", "noop"):
             r = trial[name]
             print(f"trial {i} HTTP {name}: {r['requests']} at {r['achieved_rps']:.0f}/s, p50 {r['p50_ms']:.2f} ms, "
-                  f"p99 {r['p99_ms']:.2f} ms, errors {r['errors']}")  # fmt: skip
+                  f"p99 {r['p99_ms']:.2f} ms, server CPU {r['server_cpu_ms_per_request']:.2f} ms/request, "
+                  f"errors {r['errors']}")  # fmt: skip
         print(f"trial {i} p99 ratio estimate/noop {trial['p99_ratio_estimate_to_noop']:.2f}, "
               f"load {trial['load_average_1min']:.1f}")  # fmt: skip
     print(
