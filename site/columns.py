@@ -29,6 +29,7 @@ MEASUREMENTS: dict[str, tuple[str, ...]] = {
     "cv_pct": ("cv_pct",),
     "tokens_per_s": ("tokens_per_s",),
     "power_w": ("power_w_mean",),
+    "wh_per_1k_tokens": ("wh_per_1k_tokens",),
     "perplexity": ("perplexity",),
     "error": ("error",),
     "passes_cv_gate": ("passes_cv_gate",),

@@ -92,7 +92,7 @@
     if (state.usd !== DEFAULTS.usd_per_gpu_hour.value && state.usd !== null) p.set("usd", String(state.usd));
     if (state.grid !== DEFAULTS.grid_g_per_kwh.value) p.set("grid", String(state.grid));
     if (state.pue !== DEFAULTS.pue.value) p.set("pue", String(state.pue));
-    const hash = "#" + p.toString();
+    const hash = "#" + p.toString().replace(/%2C/g, ",");
     if (location.hash !== hash) history.replaceState(null, "", hash);
   }
   function keep(r, withTier) {
@@ -149,7 +149,7 @@
     return lines.join("\n") + "\n";
   }
   function datasetColumns(kind, keys) {  // CSV columns named as in the dataset's table
-    return keys.map(function (k) {
+    return keys.filter(function (k) { return k in NAMES[kind]; }).map(function (k) {
       return { name: NAMES[kind][k] || k, value: function (r) { return r[k]; } };
     });
   }
@@ -356,7 +356,7 @@
   }
   const MEAS_KEYS = ["submission_id", "gpu", "stack", "batch", "prompt_tokens", "new_tokens", "model", "weights",
     "params", "precision", "n_windows", "j_per_token", "ci_low", "ci_high", "cv_pct", "tokens_per_s", "power_w",
-    "perplexity", "passes_cv_gate", "error"];
+    "wh_per_1k_tokens", "perplexity", "passes_cv_gate", "error"];
   function viewPareto(main) {
     const points = rows("measurements").filter(function (r) { return r.j_per_token !== null && r.tokens_per_s !== null; });
     main.appendChild(el("p", { class: "caption", text: "Energy per token (total GPU energy, idle included) against " +
@@ -582,6 +582,7 @@
       { name: "tier", value: function (r) { return r.passes_cv_gate ? "gate" : "all only"; }, text: true },
       { name: "windows", value: function (r) { return r.n_windows; } },
       { name: "tokens/s", value: function (r) { return num(r.tokens_per_s); }, sort: function (r) { return r.tokens_per_s; } },
+      { name: "Wh/1k tokens", value: function (r) { return num(r.wh_per_1k_tokens); }, sort: function (r) { return r.wh_per_1k_tokens; } },
       { name: "W", value: function (r) { return num(r.power_w); }, sort: function (r) { return r.power_w; } },
       { name: "perplexity", value: function (r) { return num(r.perplexity); }, sort: function (r) { return r.perplexity; } },
       { name: "tokens", value: tokens },
@@ -691,6 +692,9 @@
     window.ecocomputeDrawn = (window.ecocomputeDrawn || 0) + 1;
   }
   window.addEventListener("hashchange", function () { readState(); update(); });
+  document.querySelectorAll("a[href='#view=cite']").forEach(function (a) {
+    a.onclick = function (event) { event.preventDefault(); state.view = "cite"; update(); window.scrollTo(0, 0); };
+  });
   readState();
   update();
   window.ecocomputeReadyMs = performance.now();

@@ -113,9 +113,10 @@ def test_measurements_csv_holds_the_datasets_numbers(page: Any, built: Path) -> 
     assert len(rows) == m.height
     by_key = {(r["submission_id"], r["precision"]): r for r in rows}
     low = column(m, "j_per_token_ci95_low", "ci95_low_j")
+    extra = [name for name in ("wh_per_1k_tokens", "perplexity") if name in m.columns]
     for row in m.iter_rows(named=True):
         got = by_key[(row["submission_id"], row["precision"])]
-        for name in ("j_per_token_mean", "cv_pct", low, "tokens_per_s"):
+        for name in ("j_per_token_mean", "cv_pct", low, "tokens_per_s", *extra):
             expected = row[name]
             assert (float(got[name]) if got[name] else None) == expected, (name, row["submission_id"])
 
