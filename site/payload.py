@@ -146,10 +146,15 @@ def rejections(folder: Path | None) -> list[dict[str, Any]] | None:
     result = []
     for item in items:
         findings = item.get("findings") or item.get("errors") or []
-        submission = item.get("submission") or item.get("path") or item.get("submission_id") or "?"
+        if "codes" in item:  # the build's own form: parallel lists of codes and messages
+            findings = [
+                {"code": c, "message": m} for c, m in zip(item["codes"], item.get("messages", []), strict=False)
+            ]
+        submission = item.get("submission") or item.get("file") or item.get("path") or item.get("submission_id") or "?"
         result.append(
             {
                 "submission": str(submission),
+                "submission_id": item.get("submission_id"),
                 "findings": [
                     {"code": str(f.get("code", "")), "message": str(f.get("message", "")), "where": f.get("path")}
                     for f in findings

@@ -616,7 +616,8 @@
       "each error finding it gave. Codes are documented in docs/validator.md." }));
     const ul = el("ul", { class: "rejections" });
     list.forEach(function (item) {
-      const li = el("li", {}, [el("strong", { text: item.submission })]);
+      const li = el("li", {}, [el("strong", { text: item.submission }),
+        item.submission_id && item.submission_id !== item.submission ? " (submission " + item.submission_id + ")" : ""]);
       item.findings.forEach(function (f) {
         li.appendChild(el("div", { class: "finding" }, [el("code", { text: f.code }),
           " " + f.message + (f.where ? " (" + f.where + ")" : "")]));

@@ -166,8 +166,9 @@ def test_rejections_say_none_or_list_each_finding(page: Any, built: Path, tmp_pa
         assert "none" in page.inner_text("#main")
     copy = tmp_path / "dataset"
     shutil.copytree(built, copy, ignore=shutil.ignore_patterns("site"))
-    finding = {"code": "E-SIGNATURE", "message": "the signature does not verify", "path": "signature"}
-    (copy / "rejections.json").write_text(json.dumps([{"path": "someone/gpu/x.json", "findings": [finding]}]))
+    rejected = {"file": "someone/gpu/x.json", "submission_id": "20261130T000000Z-00000000",
+                "codes": ["E-SIGNATURE"], "messages": ["the signature does not verify"]}  # fmt: skip
+    (copy / "rejections.json").write_text(json.dumps([rejected]))
     write_site(copy, copy / "site")
     open_view(page, copy / "site", "view=rejections")
     text = page.inner_text("#main")

@@ -104,13 +104,30 @@ def test_defaults_cite_a_named_dated_source() -> None:
         assert values[key]["url"].startswith("https://")
 
 
-def test_rejections_read_as_a_list_or_a_mapping(tmp_path: Path) -> None:
+def test_rejections_read_the_builds_form_a_list_or_a_mapping(tmp_path: Path) -> None:
     assert rejections(tmp_path) is None
-    finding = {"code": "E-SIG", "message": "signature does not verify", "path": "signature"}
-    (tmp_path / "rejections.json").write_text(json.dumps([{"path": "a/b/c.json", "findings": [finding]}]))
+    path = tmp_path / "rejections.json"
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "file": "a/b/c.json",
+                    "submission_id": "20261130T000000Z-00000000",
+                    "codes": ["E-SIG", "E-PATH"],
+                    "messages": ["signature does not verify", "moved"],
+                }
+            ]
+        )
+    )
     assert rejections(tmp_path) == [
-        {"submission": "a/b/c.json", "findings": [{"code": "E-SIG", "message": "signature does not verify",
-                                                  "where": "signature"}]}
+        {"submission": "a/b/c.json", "submission_id": "20261130T000000Z-00000000",
+         "findings": [{"code": "E-SIG", "message": "signature does not verify", "where": None},
+                      {"code": "E-PATH", "message": "moved", "where": None}]}
     ]  # fmt: skip
-    (tmp_path / "rejections.json").write_text(json.dumps({"a/b/c.json": [finding]}))
+    finding = {"code": "E-SIG", "message": "signature does not verify", "path": "signature"}
+    path.write_text(json.dumps([{"path": "a/b/c.json", "findings": [finding]}]))
+    assert rejections(tmp_path)[0]["findings"] == [
+        {"code": "E-SIG", "message": "signature does not verify", "where": "signature"}
+    ]
+    path.write_text(json.dumps({"a/b/c.json": [finding]}))
     assert rejections(tmp_path)[0]["findings"][0]["code"] == "E-SIG"
