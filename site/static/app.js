@@ -1,24 +1,26 @@
 /* ecocompute dashboard: draws the dataset embedded in index.html (no network). State lives in the URL hash. */
 "use strict";
 (function () {
+  performance.mark("app-start");
   const DATA = JSON.parse(document.getElementById("ecocompute-data").textContent);
+  performance.mark("json-parsed");
   const META = DATA.meta;
   const NAMES = DATA.names;
 
   // ---- data ---------------------------------------------------------------------------------------------
+  // Rows as plain objects of one shape, built by a generated constructor (fast and monomorphic).
   function decode(table) {
     const names = Object.keys(table.columns);
-    const getters = names.map(function (k) {
-      const c = table.columns[k];
-      if (c && c.levels) return function (i) { return c.codes[i] < 0 ? null : c.levels[c.codes[i]]; };
-      return function (i) { return c[i]; };
-    });
+    const cols = names.map(function (k) { return table.columns[k]; });
+    const body = names.map(function (k, j) {
+      const c = cols[j];
+      const value = c && c.levels ? "(c[" + j + "].codes[i] < 0 ? null : c[" + j + "].levels[c[" + j + "].codes[i]])"
+        : "c[" + j + "][i]";
+      return JSON.stringify(k) + ": " + value;
+    }).join(", ");
+    const make = new Function("c", "i", "return {" + body + "};");
     const rows = new Array(table.n);
-    for (let i = 0; i < table.n; i++) {
-      const r = {};
-      for (let j = 0; j < names.length; j++) r[names[j]] = getters[j](i);
-      rows[i] = r;
-    }
+    for (let i = 0; i < table.n; i++) rows[i] = make(cols, i);
     return rows;
   }
   const M = decode(DATA.measurements);
@@ -63,8 +65,14 @@
     if (key === "batch") return values.sort(function (a, b) { return Number(a) - Number(b); });
     return values.sort();
   }
+  performance.mark("decoded");
   const VALUES = {};
-  DIMS.forEach(function (d) { VALUES[d.key] = distinct(M, d.key); });
+  const COUNTS = {};
+  DIMS.forEach(function (d) {
+    VALUES[d.key] = distinct(M, d.key);
+    const counts = COUNTS[d.key] = {};
+    M.forEach(function (r) { const v = String(r[d.key]); counts[v] = (counts[v] || 0) + 1; });
+  });
 
   // ---- state in the URL hash -----------------------------------------------------------------------------
   const state = {};
@@ -666,7 +674,7 @@
           state[d.key] = on.length === VALUES[d.key].length ? null : on;
           update();
         };
-        const count = M.filter(function (r) { return String(r[d.key]) === value; }).length;
+        const count = COUNTS[d.key][value] || 0;
         fs.appendChild(el("label", {}, [box, " " + label(d.key, value) + " ", el("span", { class: "count", text: "(" + count + ")" })]));
       });
       aside.appendChild(fs);
