@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -93,29 +94,30 @@ def gate_by_submission(measurements: pl.DataFrame) -> pl.DataFrame:
     return measurements.group_by("submission_id").agg(pl.col("passes_cv_gate").all())
 
 
-def crossovers(tables: Tables, options: SiteOptions, gated: pl.DataFrame | None = None) -> pl.DataFrame:
-    """The crossover table of each tier (``tier`` = ``gate`` or ``all``); computed once when both hold the same rows.
+def crossovers(tables: Tables, options: SiteOptions, known: Mapping[str, pl.DataFrame] | None = None) -> pl.DataFrame:
+    """The crossover table of each tier (``tier`` = ``gate`` or ``all``), computed once when both hold the same rows.
 
-    ``gated``: the gate tier's crossovers when the caller has them already (``publish build`` computed them for
-    the card with the same function, rows, bootstrap size and seed).
+    ``known``: tier -> crossovers the caller computed already with the same function, rows, bootstrap size and
+    seed (``publish build`` does, for the card); a tier it lacks is computed here.
     """
     m, w = tables.measurements, tables.windows
+    known = dict(known or {})
     gated_ids = m.filter(pl.col("passes_cv_gate"))["submission_id"].unique()
-    same = gated_ids.len() == m["submission_id"].n_unique()
-    if same and gated is not None:
-        everything = gated
-    else:
-        everything = crossover_frame(m, w, n_boot=options.n_boot, seed=options.seed)
-    if same:
-        gated = everything
-    elif gated is None:
-        gated = crossover_frame(
-            m.filter(pl.col("submission_id").is_in(gated_ids.implode())),
-            w.filter(pl.col("submission_id").is_in(gated_ids.implode())),
-            n_boot=options.n_boot,
-            seed=options.seed,
-        )
-    return pl.concat([gated.with_columns(tier=pl.lit("gate")), everything.with_columns(tier=pl.lit("all"))])
+    if gated_ids.len() == m["submission_id"].n_unique():  # one set of rows: one table serves both tiers
+        shared = next((known[tier] for tier in ("all", "gate") if tier in known), None)
+        if shared is None:
+            shared = crossover_frame(m, w, n_boot=options.n_boot, seed=options.seed)
+        known = {"gate": shared, "all": shared}
+    for tier in ("gate", "all"):
+        if tier not in known:
+            ids = gated_ids.implode() if tier == "gate" else m["submission_id"].unique().implode()
+            known[tier] = crossover_frame(
+                m.filter(pl.col("submission_id").is_in(ids)),
+                w.filter(pl.col("submission_id").is_in(ids)),
+                n_boot=options.n_boot,
+                seed=options.seed,
+            )
+    return pl.concat([known[tier].with_columns(tier=pl.lit(tier)) for tier in ("gate", "all")], how="diagonal_relaxed")
 
 
 def _manifest(folder: Path | None) -> dict[str, Any]:
@@ -192,10 +194,12 @@ def meta(folder: Path | None, tables: Tables, options: SiteOptions) -> dict[str,
     }
 
 
-def build_payload(source: str | Path, options: SiteOptions, gated: pl.DataFrame | None = None) -> dict[str, Any]:
+def build_payload(
+    source: str | Path, options: SiteOptions, known: Mapping[str, pl.DataFrame] | None = None
+) -> dict[str, Any]:
     """Everything the page embeds, from a build folder (or a Hub id: then no card, manifest or rejections).
 
-    ``gated``: the gate tier's crossover table, when the caller computed it already (see :func:`crossovers`).
+    ``known``: tier -> crossover table the caller computed already (see :func:`crossovers`).
     """
     folder = Path(source) if Path(source).is_dir() else None
     tables = read_tables(source)
@@ -205,7 +209,7 @@ def build_payload(source: str | Path, options: SiteOptions, gated: pl.DataFrame 
     gates = gate_by_submission(tables.measurements)
     changes = change_frame(tables.measurements).join(gates, on="submission_id", maintain_order="left")
     c, c_names = columns.select(changes, {**columns.CHANGES, "passes_cv_gate": ("passes_cv_gate",)})
-    x, x_names = columns.select(crossovers(tables, options, gated), {**columns.CROSSOVERS, "tier": ("tier",)})
+    x, x_names = columns.select(crossovers(tables, options, known), {**columns.CROSSOVERS, "tier": ("tier",)})
     return {
         "meta": meta(folder, tables, options),
         "defaults": defaults(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -72,13 +73,13 @@ def index_html(payload: dict[str, Any]) -> str:
 
 
 def write_site(
-    source: str | Path, out: Path, options: SiteOptions | None = None, gated: pl.DataFrame | None = None
+    source: str | Path, out: Path, options: SiteOptions | None = None, known: Mapping[str, pl.DataFrame] | None = None
 ) -> SiteResult:
     """Build the site of the dataset at ``source`` (a build folder or Hub id) into ``out``.
 
-    ``gated``: the gate tier's crossovers, when the caller computed them already (``publish build`` does).
+    ``known``: tier (``gate``, ``all``) -> the crossovers the caller computed already (``publish build`` does).
     """
-    payload = build_payload(source, options or SiteOptions(), gated)
+    payload = build_payload(source, options or SiteOptions(), known)
     out.mkdir(parents=True, exist_ok=True)
     package = resources.files("ecocompute.site").joinpath("static")
     written: list[Path] = []
@@ -93,7 +94,18 @@ def write_site(
     return SiteResult(out, files, sum(p.stat().st_size for p in written))
 
 
-def write_build_site(folder: Path, version: str, options: BuildSettings, gated: pl.DataFrame | None) -> SiteResult:
-    """``publish build``'s call: the site of the build being written in ``folder``, into ``folder/site``."""
+def write_build_site(
+    folder: Path,
+    version: str,
+    options: BuildSettings,
+    gated: pl.DataFrame | None,
+    everything: pl.DataFrame | None = None,
+) -> SiteResult:
+    """``publish build``'s call: the site of the build being written in ``folder``, into ``folder/site``.
+
+    ``gated`` and ``everything``: the crossovers the build computed for its card, of the gate tier and of every
+    accepted row, so the site runs no bootstrap of its own.
+    """
     settings = SiteOptions(version=version, hf_repo=options.hf_repo, n_boot=options.n_boot, seed=options.seed)
-    return write_site(folder, folder / SITE_DIR, settings, gated)
+    known = {tier: frame for tier, frame in (("gate", gated), ("all", everything)) if frame is not None}
+    return write_site(folder, folder / SITE_DIR, settings, known)

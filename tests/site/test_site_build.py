@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
 from site_helpers import all_tier, column
 
+from ecocompute.analysis.crossovers import crossover_frame
 from ecocompute.cli import main
 from ecocompute.site import columns
-from ecocompute.site.payload import columnar, defaults, rejections
+from ecocompute.site.payload import SiteOptions, columnar, crossovers, defaults, read_tables, rejections
 from ecocompute.site.render import embed_json, write_site
 
 
@@ -131,3 +133,24 @@ def test_rejections_read_the_builds_form_a_list_or_a_mapping(tmp_path: Path) -> 
     ]
     path.write_text(json.dumps({"a/b/c.json": [finding]}))
     assert rejections(tmp_path)[0]["findings"][0]["code"] == "E-SIG"
+
+
+def test_crossovers_per_tier_reuse_what_the_build_computed(built: Path) -> None:
+    tables = read_tables(built)
+    options = SiteOptions(n_boot=20)
+    known = crossover_frame(tables.measurements, tables.windows, n_boot=20, seed=options.seed)
+    result = crossovers(tables, options, {"gate": known})
+    if tables.measurements["passes_cv_gate"].all():
+        assert result.filter(pl.col("tier") == "all").drop("tier").equals(known)
+    first = tables.measurements["submission_id"].sort()[0]
+    split = replace(tables, measurements=tables.measurements.with_columns(
+        passes_cv_gate=pl.col("submission_id") != first))  # fmt: skip
+    both = crossovers(split, options)
+    kept = split.measurements.filter(pl.col("passes_cv_gate"))
+    expected = crossover_frame(kept, split.windows.filter(pl.col("submission_id") != first), n_boot=20)
+    assert both.filter(pl.col("tier") == "gate").drop("tier").equals(expected)
+    assert (
+        both.filter(pl.col("tier") == "all")
+        .drop("tier")
+        .equals(crossover_frame(split.measurements, split.windows, n_boot=20))
+    )
