@@ -83,6 +83,7 @@
       state[d.key] = p.has(d.key) ? p.get(d.key).split(",").filter(function (v) { return v !== ""; }) : null;
     });
     state.tier = p.get("tier") === "all" ? "all" : "gate";
+    state.front = p.get("front") === "all" ? "all" : "model";
     state.usd = numberOr(p.get("usd"), DEFAULTS.usd_per_gpu_hour.value);
     state.grid = numberOr(p.get("grid"), DEFAULTS.grid_g_per_kwh.value);
     state.pue = numberOr(p.get("pue"), DEFAULTS.pue.value);
@@ -97,6 +98,7 @@
     p.set("view", state.view);
     DIMS.forEach(function (d) { if (state[d.key] !== null) p.set(d.key, state[d.key].join(",")); });
     if (state.tier !== "gate") p.set("tier", state.tier);
+    if (state.front !== "model") p.set("front", state.front);
     if (state.usd !== DEFAULTS.usd_per_gpu_hour.value && state.usd !== null) p.set("usd", String(state.usd));
     if (state.grid !== DEFAULTS.grid_g_per_kwh.value) p.set("grid", String(state.grid));
     if (state.pue !== DEFAULTS.pue.value) p.set("pue", String(state.pue));
@@ -216,6 +218,20 @@
       item.append("text").attr("x", 14).attr("y", 9).text(precisionLabel(p));
     });
   }
+  function escapeXml(text) {
+    return String(text).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+  // Views with many charts or bars draw the first ones and a button for the rest (not part of the link).
+  const CHART_LIMIT = 12;
+  const DENSE_POINTS = 2000;
+  const BAR_LIMIT = 60;
+  const showAll = {};
+  function moreButton(key, total, what) {
+    return el("button", { type: "button", class: "more", "data-more": key, text: "Show all " + total + " " + what,
+      onclick: function () { showAll[key] = true; update(); } });
+  }
   function empty(text) { return el("p", { class: "empty", text: text }); }
   function groupBy(data, keyOf) {
     const map = new Map();
@@ -283,16 +299,16 @@
         plot.append("path").attr("fill", "none").attr("stroke", colour(p)).attr("stroke-width", 1.5)
           .attr("d", d3.line().x(function (s) { return x(s.params); }).y(function (s) { return y(s.change); })(means));
       }
-      mine.forEach(function (r) {
-        const g = plot.append("g").attr("class", "point").attr("data-precision", p);
-        if (r.change_low !== null && r.change_high !== null) {
-          g.append("line").attr("x1", x(r.params)).attr("x2", x(r.params)).attr("y1", y(r.change_low))
-            .attr("y2", y(r.change_high)).attr("stroke", colour(p));
-        }
-        g.append("circle").attr("cx", x(r.params)).attr("cy", y(r.change_pct)).attr("r", 3.5).attr("fill", colour(p))
-          .append("title").text(shortModel(r.model) + " " + precisionLabel(p) + ": " + num(r.change_pct, 3) + "% [" +
-            num(r.change_low, 3) + ", " + num(r.change_high, 3) + "] (" + r.submission_id + ")");
+      const markup = mine.map(function (r) {  // one string per point: thousands of points draw in one step
+        const px = x(r.params).toFixed(2);
+        const bar = r.change_low !== null && r.change_high !== null ? '<line x1="' + px + '" x2="' + px + '" y1="' +
+          y(r.change_low).toFixed(2) + '" y2="' + y(r.change_high).toFixed(2) + '" stroke="' + colour(p) + '"/>' : "";
+        return '<g class="point" data-precision="' + escapeXml(p) + '">' + bar + '<circle cx="' + px + '" cy="' +
+          y(r.change_pct).toFixed(2) + '" r="3.5" fill="' + colour(p) + '"><title>' + escapeXml(shortModel(r.model) +
+          " " + precisionLabel(p) + ": " + num(r.change_pct, 3) + "% [" + num(r.change_low, 3) + ", " +
+          num(r.change_high, 3) + "] (" + r.submission_id + ")") + "</title></circle></g>";
       });
+      plot.append("g").attr("class", "points").html(markup.join(""));
     });
     const ticks = [];
     sizes.forEach(function (s) { if (!ticks.length || x(s) - x(ticks[ticks.length - 1]) > 34) ticks.push(s); });
@@ -319,9 +335,10 @@
       "line and a shaded band mark a crossover (the size where the precision stops costing energy) and its " +
       "bootstrap 95% CI. One chart per card × software stack × batch × workload length × weights." }));
     if (!changes.length) { main.appendChild(empty("No change against FP16 in this selection.")); return; }
-    const groups = groupBy(changes, groupKey);
+    const groups = Array.from(groupBy(changes, groupKey).values());
+    const shown = showAll.change ? groups : groups.slice(0, CHART_LIMIT);
     let index = 0;
-    groups.forEach(function (points) {
+    shown.forEach(function (points) {
       index += 1;
       const first = points[0];
       const mine = crossings.filter(function (c) { return groupKey(c) === groupKey(first); });
@@ -352,6 +369,7 @@
       fig.insertBefore(list, fig.querySelector(".tools"));
       main.appendChild(fig);
     });
+    if (shown.length < groups.length) main.appendChild(moreButton("change", groups.length, "charts"));
   }
 
   // ---- view: J/token against tokens/s with the Pareto front ---------------------------------------------
@@ -367,28 +385,52 @@
     "wh_per_1k_tokens", "perplexity", "passes_cv_gate", "error"];
   function viewPareto(main) {
     const points = rows("measurements").filter(function (r) { return r.j_per_token !== null && r.tokens_per_s !== null; });
+    const perModel = state.front !== "all";
     main.appendChild(el("p", { class: "caption", text: "Energy per token (total GPU energy, idle included) against " +
-      "throughput for every measurement in the selection. The line joins the Pareto front: no other measurement " +
-      "is both faster and more frugal. Different models, stacks and batches share the chart; filter to compare like " +
-      "with like." }));
+      "throughput for every measurement in the selection. A line joins a Pareto front: no other measurement on it " +
+      "is both faster and more frugal. " + (perModel ? "One front per model: which precision, stack and batch to " +
+      "pick for that model." : "One front across every model in the selection.") }));
+    const choice = el("div", { class: "inputs", "data-control": "front" });
+    [["model", "a front per model"], ["all", "one front across models"]].forEach(function (f) {
+      const radio = el("input", { type: "radio", name: "front", value: f[0] });
+      radio.checked = (f[0] === "all") !== perModel;
+      radio.onchange = function () { state.front = f[0]; update(); };
+      choice.appendChild(el("label", {}, [radio, " " + f[1]]));
+    });
+    main.appendChild(choice);
     if (!points.length) { main.appendChild(empty("No measurement in this selection.")); return; }
-    const front = paretoFront(points);
+    const fronts = perModel ? Array.from(groupBy(points, function (r) { return r.model; }).values()).map(paretoFront)
+      : [paretoFront(points)];
+    const front = [].concat.apply([], fronts);
     const onFront = new Set(front);
     const W = 760, H = 440, m = { l: 62, r: 150, t: 30, b: 48 };
-    const svg = newSvg(W, H, "J/token against tokens/s, " + points.length + " measurements");
+    const svg = newSvg(W, H, "J/token against tokens/s, " + points.length + " measurements, " +
+      (perModel ? "Pareto front per model" : "one Pareto front"));
     const x = d3.scaleLog().domain(d3.extent(points, function (r) { return r.tokens_per_s; })).nice().range([m.l, W - m.r]);
     const y = d3.scaleLog().domain(d3.extent(points, function (r) { return r.j_per_token; })).nice().range([H - m.b, m.t]);
-    svg.append("path").attr("class", "pareto-front").attr("fill", "none").attr("stroke", "#222").attr("stroke-width", 1.5)
-      .attr("d", d3.line().curve(d3.curveStepBefore).x(function (r) { return x(r.tokens_per_s); })
-        .y(function (r) { return y(r.j_per_token); })(front));
-    const g = svg.append("g");
-    points.forEach(function (r) {
-      g.append("circle").attr("class", "point").attr("data-precision", r.precision).attr("cx", x(r.tokens_per_s))
-        .attr("cy", y(r.j_per_token)).attr("r", onFront.has(r) ? 5 : 3.5).attr("fill", colour(r.precision))
-        .attr("stroke", onFront.has(r) ? "#000" : "none").attr("fill-opacity", 0.85)
-        .append("title").text(shortModel(r.model) + " " + precisionLabel(r.precision) + ", " + r.stack + ", batch " +
-          r.batch + ": " + num(r.j_per_token) + " J/token, " + num(r.tokens_per_s) + " tokens/s (" + r.submission_id + ")");
+    fronts.forEach(function (f) {
+      svg.append("path").attr("class", "pareto-front").attr("fill", "none").attr("stroke", "#222")
+        .attr("stroke-width", 1.2).attr("d", d3.line().curve(d3.curveStepBefore)
+          .x(function (r) { return x(r.tokens_per_s); }).y(function (r) { return y(r.j_per_token); })(f));
     });
+    const dense = points.length > DENSE_POINTS;  // one path per precision: no hover text, but fast
+    if (dense) {
+      groupBy(points, function (r) { return r.precision; }).forEach(function (list, precision) {
+        svg.append("path").attr("class", "points-dense").attr("data-precision", precision).attr("data-count", list.length)
+          .attr("fill", colour(precision)).attr("fill-opacity", 0.6).attr("d", list.map(function (r) {
+            return "M" + (x(r.tokens_per_s) - 3).toFixed(1) + "," + y(r.j_per_token).toFixed(1) + "a3,3 0 1,0 6,0a3,3 0 1,0 -6,0";
+          }).join(""));
+      });
+    }
+    svg.append("g").html((dense ? front : points).map(function (r) {
+      const front = onFront.has(r);
+      return '<circle class="point" data-precision="' + escapeXml(r.precision) + '" cx="' +
+        x(r.tokens_per_s).toFixed(2) + '" cy="' + y(r.j_per_token).toFixed(2) + '" r="' + (front ? 5 : 3.5) +
+        '" fill="' + colour(r.precision) + '" stroke="' + (front ? "#000" : "none") + '" fill-opacity="0.85"><title>' +
+        escapeXml(shortModel(r.model) + " " + precisionLabel(r.precision) + ", " + r.stack + ", batch " + r.batch +
+          ": " + num(r.j_per_token) + " J/token, " + num(r.tokens_per_s) + " tokens/s (" + r.submission_id + ")") +
+        "</title></circle>";
+    }).join(""));
     svg.append("g").attr("transform", "translate(0," + (H - m.b) + ")").call(d3.axisBottom(x).ticks(6, "~g"));
     svg.append("g").attr("transform", "translate(" + m.l + ",0)").call(d3.axisLeft(y).ticks(6, "~g"));
     svg.append("text").attr("x", (m.l + W - m.r) / 2).attr("y", H - 16).attr("text-anchor", "middle").text("tokens/s (log)");
@@ -396,7 +438,8 @@
       .attr("text-anchor", "middle").text("J/token (log)");
     legend(svg, distinct(points, "precision"), W - m.r + 12, m.t + 4);
     const cols = datasetColumns("measurements", MEAS_KEYS).concat([
-      { name: "on_pareto_front", value: function (r) { return onFront.has(r); } }]);
+      { name: "on_pareto_front", value: function (r) { return onFront.has(r); } },
+      { name: "pareto_front_of", value: function () { return perModel ? "model_id" : "selection"; } }]);
     main.appendChild(figure("pareto", "Energy per token against throughput", svg.node(),
       { text: function () { return csvText(cols, points); } },
       loadSnippet(['m = load_dataset("' + META.hf_repo + '", "' + config("measurements") + '", split="train").to_polars()',
@@ -515,14 +558,15 @@
       "(NVML: the card alone, no host, memory or network), × PUE for the facility; gCO2e = that × grid intensity. " +
       "Submissions of one configuration are averaged." }));
     if (!points.length) { main.appendChild(empty("No measurement in this selection.")); return; }
-    const data = costRows(points);
+    const all = costRows(points);
+    const data = showAll.cost ? all : all.slice(0, BAR_LIMIT);
     const cols = datasetColumns("measurements", COST_KEYS).concat(
       ["n_submissions", "j_per_token", "gpu_hours_per_mtok", "usd_per_mtok", "kwh_per_mtok_gpu",
         "kwh_per_mtok_facility", "gco2e_per_mtok"].map(function (k) { return { name: k, value: function (r) { return r[k]; } }; }),
       [{ name: "usd_per_gpu_hour", value: function () { return state.usd; } },
         { name: "grid_gco2e_per_kwh", value: function () { return state.grid; } },
         { name: "pue", value: function () { return state.pue; } }]);
-    const csv = { text: function () { return csvText(cols, data); } };
+    const csv = { text: function () { return csvText(cols, all); } };
     const snippet = loadSnippet([
       'm = load_dataset("' + META.hf_repo + '", "' + config("measurements") + '", split="train").to_polars()',
       "grid_g_per_kwh, pue, usd_per_gpu_hour = " + state.grid + ", " + state.pue + ", " + (state.usd === null ? "None" : state.usd),
@@ -538,6 +582,11 @@
         priced ? "USD per million tokens at $" + state.usd + " per GPU-hour" : "GPU-hours per million tokens (set a price for cost)",
         priced ? "USD per million tokens" : "GPU-hours per million tokens"), csv, snippet,
       priced ? null : "Set a $ per GPU-hour above to see the cost; there is no default price."));
+    if (data.length < all.length) {
+      main.insertBefore(el("p", { class: "note", text: "The charts show the first " + data.length + " of " +
+        all.length + " configurations; the CSV downloads hold them all." }), main.querySelector("#fig-carbon"));
+      main.appendChild(moreButton("cost", all.length, "bars"));
+    }
   }
 
   // ---- view: every measurement --------------------------------------------------------------------------

@@ -173,3 +173,20 @@ def test_rejections_say_none_or_list_each_finding(page: Any, built: Path, tmp_pa
     open_view(page, copy / "site", "view=rejections")
     text = page.inner_text("#main")
     assert "someone/gpu/x.json" in text and "E-SIGNATURE" in text and "the signature does not verify" in text
+
+
+def test_pareto_front_per_model_or_across_models(page: Any, built: Path) -> None:
+    m = measured(built).filter(pl.col("j_per_token_mean").is_not_null() & pl.col("tokens_per_s").is_not_null())
+    open_view(page, built / "site", "view=pareto")
+    assert page.locator("#fig-pareto path.pareto-front").count() == m["model_id"].n_unique()
+    per_model = read_csv(download(page, "#fig-pareto button[data-download='csv']"))
+    page.check("[data-control='front'] input[value='all']")
+    assert "front=all" in page.evaluate("location.hash")
+    assert page.locator("#fig-pareto path.pareto-front").count() == 1
+    across = read_csv(download(page, "#fig-pareto button[data-download='csv']"))
+    fastest = max(across, key=lambda r: float(r["tokens_per_s"]))
+    assert fastest["on_pareto_front"] == "true"
+    on = [r for r in across if r["on_pareto_front"] == "true"]
+    assert all(not (float(o["tokens_per_s"]) >= float(r["tokens_per_s"]) and float(o["j_per_token_mean"]) <
+                    float(r["j_per_token_mean"])) for r in on for o in across)  # fmt: skip
+    assert sum(r["on_pareto_front"] == "true" for r in per_model) >= len(on)
