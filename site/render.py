@@ -22,6 +22,7 @@ from ecocompute.site.payload import SiteOptions, build_payload
 STATIC = ("app.js", "app.css", "vendor/d3.min.js", "vendor/d3.LICENSE", "vendor/README.md")
 VENDOR = {"d3": "7.9.2"}  # npm package -> the version vendored in static/vendor (see its README.md)
 INDEX = "index.html"
+README = "README.md"  # front matter that makes the folder a static Hugging Face Space
 SITE_DIR = "site"  # where ``publish build`` writes the site inside the dataset folder
 
 
@@ -72,6 +73,15 @@ def index_html(payload: dict[str, Any]) -> str:
     return template
 
 
+def readme(payload: dict[str, Any]) -> str:
+    """The folder's README.md: a Hugging Face static-Space front matter and what the folder is."""
+    meta = payload["meta"]
+    text = resources.files("ecocompute.site").joinpath("templates/README.md").read_text(encoding="utf-8")
+    for key in ("title", "version", "url"):
+        text = text.replace("{{" + key + "}}", meta[key])
+    return text
+
+
 def write_site(
     source: str | Path, out: Path, options: SiteOptions | None = None, known: Mapping[str, pl.DataFrame] | None = None
 ) -> SiteResult:
@@ -89,7 +99,8 @@ def write_site(
         target.write_bytes(package.joinpath(name).read_bytes())
         written.append(target)
     (out / INDEX).write_text(index_html(payload), encoding="utf-8")
-    written.append(out / INDEX)
+    (out / README).write_text(readme(payload), encoding="utf-8")
+    written += [out / INDEX, out / README]
     files = tuple(sorted(p.relative_to(out).as_posix() for p in written))
     return SiteResult(out, files, sum(p.stat().st_size for p in written))
 

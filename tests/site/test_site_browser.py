@@ -190,3 +190,26 @@ def test_pareto_front_per_model_or_across_models(page: Any, built: Path) -> None
     assert all(not (float(o["tokens_per_s"]) >= float(r["tokens_per_s"]) and float(o["j_per_token_mean"]) <
                     float(r["j_per_token_mean"])) for r in on for o in across)  # fmt: skip
     assert sum(r["on_pareto_front"] == "true" for r in per_model) >= len(on)
+
+
+def test_quality_view_draws_perplexity_beside_energy(page: Any, built: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "dataset"
+    shutil.copytree(built, copy, ignore=shutil.ignore_patterns("site"))
+    config = "measurements_all" if (copy / "data" / "measurements_all").is_dir() else "measurements"
+    path = copy / "data" / config / "train-00000-of-00001.parquet"
+    m = pl.read_parquet(path)
+    sizes = m.filter(pl.col("precision") != "fp16").group_by("submission_id").len()
+    first = sizes.sort(["len", "submission_id"], descending=[True, False])["submission_id"][0]  # most precisions
+    scored = pl.when(pl.col("submission_id") == first).then(pl.col("j_per_token_mean") * 10)  # test data
+    m = m.with_columns(perplexity=scored.otherwise(None))
+    m.write_parquet(path)
+    write_site(copy, copy / "site")
+    open_view(page, copy / "site", "view=quality")
+    mine = m.filter(pl.col("submission_id") == first)
+    assert page.locator("#fig-quality circle.point").count() == mine.height
+    rows = read_csv(download(page, "#fig-quality button[data-download='csv']"))
+    assert len(rows) == mine.height > 2
+    base = mine.filter(pl.col("precision") == "fp16")["perplexity"][0]
+    for row in rows:
+        want = 100 * (float(row["perplexity"]) / base - 1) if row["precision"] != "fp16" else None
+        assert (float(row["perplexity_change_pct"]) if row["perplexity_change_pct"] else None) == pytest.approx(want)

@@ -28,8 +28,9 @@ def embedded(site: Path) -> dict:
 def test_build_writes_the_site_into_the_dataset_and_its_manifest(built: Path) -> None:
     site = built / "site"
     assert {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()} >= {
-        "index.html", "app.js", "app.css", "vendor/d3.min.js", "vendor/d3.LICENSE",
+        "index.html", "app.js", "app.css", "vendor/d3.min.js", "vendor/d3.LICENSE", "README.md",
     }  # fmt: skip
+    assert "sdk: static" in (site / "README.md").read_text(encoding="utf-8")
     manifest = json.loads((built / "MANIFEST.json").read_text(encoding="utf-8"))
     assert "site/index.html" in {f["path"] for f in manifest.get("files", [])}
 
