@@ -176,7 +176,8 @@ def test_cli_push_both_services(
 def test_cli_push_dry_run_prints_the_plan(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["publish", "push", "--dataset", str(folder), "--hf-repo", REPO]) == 0
     out = capsys.readouterr().out
-    assert "dry run, nothing sent" in out and f"upload {sum(p.is_file() for p in folder.rglob('*'))} files" in out
+    files = sum(1 for p in folder.rglob("*") if p.is_file())
+    assert "dry run, nothing sent" in out and f"upload {files} files" in out
 
 
 def test_cli_push_without_token_is_one_red_line(
