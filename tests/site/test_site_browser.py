@@ -213,3 +213,28 @@ def test_quality_view_draws_perplexity_beside_energy(page: Any, built: Path, tmp
     for row in rows:
         want = 100 * (float(row["perplexity"]) / base - 1) if row["precision"] != "fp16" else None
         assert (float(row["perplexity_change_pct"]) if row["perplexity_change_pct"] else None) == pytest.approx(want)
+
+
+def test_each_filter_removes_exactly_its_rows_from_the_table(page: Any, built: Path) -> None:
+    m = measured(built)
+    stack = column(m, "software_stack", "stack")
+    dims = {"gpu": "gpu_name", "stack": stack, "batch": "batch_size", "precision": "precision", "weights": "weights"}
+    open_view(page, built / "site", "view=table")
+    checked = 0
+    for key, name in dims.items():
+        values = sorted(str(v) for v in m[name].unique().to_list())
+        assert page.locator(f"fieldset[data-filter='{key}'] input").count() >= len(values)
+        if len(values) < 2:
+            continue
+        value = values[0]
+        page.uncheck(f"fieldset[data-filter='{key}'] input[value='{value}']")
+        if page.locator("button.more").count():
+            page.click("button.more")
+        left = m.filter(pl.col(name).cast(pl.String) != value).height
+        assert page.locator("table.data tbody tr").count() == left, key
+        page.check(f"fieldset[data-filter='{key}'] input[value='{value}']")
+        if page.locator("button.more").count():
+            page.click("button.more")
+        assert page.locator("table.data tbody tr").count() == m.height
+        checked += 1
+    assert checked >= 2
