@@ -1,13 +1,16 @@
-"""Analysis on the published dataset: J/token tables, changes against the baseline, crossovers.
+"""Analysis on the published dataset: select rows, J/token tables, changes against the baseline, crossovers.
 
-Import these on the loaded dataset (polars or pandas DataFrames, or a ``datasets.Dataset``)::
+Import these on the loaded dataset (a ``datasets.Dataset``, or polars or pandas DataFrames)::
 
     from datasets import load_dataset
-    from ecocompute.analysis import change_vs_baseline, crossover, jpt_table
+    from ecocompute.analysis import change_table, crossover, select
 
-    m = load_dataset("ORG/NAME", "measurements", split="train")
-    w = load_dataset("ORG/NAME", "windows", split="train")
-    crossover(m, w, precision="nf4")
+    m = load_dataset("ORG/NAME", "measurements_all", split="train")
+    w = load_dataset("ORG/NAME", "windows_all", split="train")
+    crossover(select(m, gpu="h200", stack="compiled-all", batch=1), w, precision="nf4")
+    change_table(select(m, gpu="h200", precision="int8"), pooled=True)
+
+``pip install "ecocompute[analysis]"`` is all it needs (no torch, no Hub or Zenodo client).
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
+    "analyse": "ecocompute.analysis.results",
+    "change_table": "ecocompute.analysis.change",
     "change_vs_baseline": "ecocompute.analysis.change",
     "crossover": "ecocompute.analysis.crossovers",
-    "jpt_table": "ecocompute.analysis.tables",
-    "stack_table": "ecocompute.analysis.tables",
+    "j_per_token_table": "ecocompute.analysis.j_per_token",
+    "jpt_table": "ecocompute.analysis.j_per_token",  # deprecated spelling, removed in the next release
+    "select": "ecocompute.analysis.selection",
+    "stack_table": "ecocompute.analysis.j_per_token",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import as_polars, like_input, require_columns, with_null_columns
 from ecocompute.schema.derive import t_quantile_975
 
@@ -99,11 +100,11 @@ def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
     )
     lows: list[float | None] = []
     highs: list[float | None] = []
-    for row in joined.iter_rows(named=True):
-        low, high = ratio_ci95(
-            row["j_per_token_mean"], row["j_per_token_std"] or 0.0, row["n_windows"],
-            row["j_per_token_baseline"], row["j_per_token_std_baseline"] or 0.0, row["n_windows_baseline"],
-        )  # fmt: skip
+    figures = joined.select("j_per_token_mean", pl.col("j_per_token_std").fill_null(0.0), "n_windows",
+                            "j_per_token_baseline", pl.col("j_per_token_std_baseline").fill_null(0.0),
+                            "n_windows_baseline")  # fmt: skip
+    for mean_q, std_q, n_q, mean_b, std_b, n_b in figures.iter_rows():
+        low, high = ratio_ci95(mean_q, std_q, n_q, mean_b, std_b, n_b)
         lows.append(low)
         highs.append(high)
     result = joined.select(
@@ -148,3 +149,64 @@ def change_vs_baseline(measurements: Any, windows: Any = None) -> Any:
     if windows is not None:
         as_polars(windows, "windows")  # reject a wrong type early, the same way as crossover()
     return like_input(change_frame(as_polars(measurements, "measurements")), measurements)
+
+
+POOL_KEYS = ("gpu_name", STACK, "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
+
+
+def pooled_change_frame(changes: pl.DataFrame) -> pl.DataFrame:
+    """The change of each cell pooled across its submissions, from :func:`change_frame`'s rows.
+
+    The pooled change is the geometric mean of the submissions' ratios, ``100 * (exp(mean(log r)) - 1)``. With two
+    or more submissions its 95% CI is a Student t interval over their log ratios (so it carries the spread between
+    submissions: hosts, hours); with one, it is that submission's delta-method CI.
+    """
+    logged = changes.with_columns(
+        (1 + pl.col("change_pct") / 100).log().alias("_log"),
+        (1 + pl.col("ci95_low_pct") / 100).log().alias("_log_low"),
+        (1 + pl.col("ci95_high_pct") / 100).log().alias("_log_high"),
+    )
+    grouped = logged.group_by(list(POOL_KEYS)).agg(
+        pl.len().alias("n_submissions"),
+        pl.col("_log").mean().alias("_mean"),
+        pl.col("_log").std().alias("_std"),
+        pl.col("_log_low").first().alias("_low1"),
+        pl.col("_log_high").first().alias("_high1"),
+        pl.col("change_pct").min().alias("change_min_pct"),
+        pl.col("change_pct").max().alias("change_max_pct"),
+        pl.col("baseline_precision").unique().sort().str.join("+").alias("baseline_precision"),
+        pl.col("submission_id").sort().str.join(",").alias("submission_ids"),
+    )
+    dofs = sorted({int(k) - 1 for k in grouped["n_submissions"].to_list() if k > 1})
+    t = {dof: t_quantile_975(dof) for dof in dofs}
+    half = (
+        (pl.col("n_submissions") - 1).replace_strict(t, default=None, return_dtype=pl.Float64)
+        * pl.col("_std")
+        / pl.col("n_submissions").sqrt()
+    )
+    several = pl.col("n_submissions") > 1
+    pooled = grouped.with_columns(
+        (100 * (pl.col("_mean").exp() - 1)).alias("change_pct"),
+        (100 * (pl.when(several).then(pl.col("_mean") - half).otherwise(pl.col("_low1")).exp() - 1)).alias(
+            "ci95_low_pct"
+        ),
+        (100 * (pl.when(several).then(pl.col("_mean") + half).otherwise(pl.col("_high1")).exp() - 1)).alias(
+            "ci95_high_pct"
+        ),
+    ).drop("_mean", "_std", "_low1", "_high1")
+    return pooled.sort("gpu_name", STACK, "batch_size", *WORKLOAD_KEYS, "weights", "precision", "params_total")
+
+
+def change_table(measurements: Any, *, pooled: bool = False) -> Any:
+    """The change in J/token against the same submission's FP16 (else BF16), per submission or pooled.
+
+    ``pooled=False``: one row per submission x precision (:func:`change_vs_baseline`); ``pooled=True``: one row
+    per GPU x stack x batch x length x weights x model x precision over its submissions
+    (:func:`pooled_change_frame`), with ``n_submissions`` and ``submission_ids``.
+
+    Example::
+
+        change_table(select(m, gpu="h200", precision="nf4"), pooled=True)
+    """
+    per_submission = change_frame(as_polars(measurements, "measurements"))
+    return like_input(pooled_change_frame(per_submission) if pooled else per_submission, measurements)

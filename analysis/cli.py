@@ -1,13 +1,13 @@
-"""Commands of the analysis: the crossover table and the J/token table of a published dataset."""
+"""Commands of the analysis: ``ecocompute show`` (J/token and change) and ``ecocompute crossover``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
-from ecocompute.console import out
-
-DEFAULT_N_BOOT = 2000  # as ecocompute.analysis.crossovers.DEFAULT_N_BOOT (kept here so --help loads no numpy)
-DEFAULT_SEED = 20261130
+from ecocompute.analysis.defaults import DEFAULT_N_BOOT, DEFAULT_SEED
+from ecocompute.console import err, out
 
 DATASET_OPT = typer.Option(
     ...,
@@ -15,13 +15,43 @@ DATASET_OPT = typer.Option(
     help="A folder built by `ecocompute publish build`, or a Hugging Face dataset id (ORG/NAME).",
     show_default=False,
 )
+GPU_OPT = typer.Option(None, "--gpu", help="GPU name or a word of it (h200), or a comma list.")
+STACK_OPT = typer.Option(None, "--stack", help="Software stack(s): eager, compiled, compiled-all (comma list).")
+BATCH_OPT = typer.Option(None, "--batch-size", help="Batch size(s), e.g. 1 or 1,8.")
+PRECISION_OPT = typer.Option(None, "--precision", help="Precision(s), e.g. nf4 or nf4,int8-t0 (any case).")
+TIER_OPT = typer.Option("all", "--tier", help="all (every accepted row, the _all configs) or gated (CV < 2%).")
+
+
+def _load(dataset: str, table: str, tier: str) -> Any:
+    """The table of ``tier`` (``all``: the ``_all`` config; ``gated``: the plain one)."""
+    from ecocompute.analysis.defaults import ALL_SUFFIX
+    from ecocompute.analysis.load import load_table
+    from ecocompute.analysis.selection import TIERS, parse_choice
+
+    chosen = parse_choice(tier, TIERS, "tier") or ["all"]
+    return load_table(dataset, table + ALL_SUFFIX if chosen == ["all"] else table)
+
+
+def _selected(dataset: str, tier: str, **filters: Any) -> Any:
+    from ecocompute.analysis.selection import select_frame
+    from ecocompute.schema.errors import UsageError
+
+    measurements = select_frame(_load(dataset, "measurements", tier), **filters)
+    if measurements.height == 0:
+        given = ", ".join(f"{k}={v}" for k, v in filters.items() if v is not None) or "none"
+        raise UsageError(f"no measurement of {dataset} matches the filters ({given}): widen them")
+    return measurements
 
 
 def crossover_command(
     dataset: str = DATASET_OPT,
-    precision: list[str] | None = typer.Option(
-        None, "--precision", help="Only this precision (repeat for several); default: every one but the baseline."
+    gpu: str | None = GPU_OPT,
+    stack: str | None = STACK_OPT,
+    batch_size: str | None = BATCH_OPT,
+    precision: str | None = typer.Option(
+        None, "--precision", help="Quantized precision(s), e.g. nf4 or nf4,int8-t0; default: every one measured."
     ),
+    tier: str = TIER_OPT,
     method: str = typer.Option("loglinear", "--method", help="loglinear (default) or saturating."),
     n_boot: int = typer.Option(DEFAULT_N_BOOT, "--n-boot", help="Bootstrap resamples for the 95% CI (0: none)."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
@@ -31,31 +61,70 @@ def crossover_command(
     One line per GPU x stack x batch size x workload length (prompt+new tokens) x precision x weights; "no
     crossover between X and Y" when the change in J/token keeps one sign over the measured sizes.
 
-    Example: ecocompute crossover --dataset demo-out --precision nf4
+    Example: ecocompute crossover --dataset out --gpu h200 --stack compiled-all --batch-size 1 --precision nf4
     """
     from ecocompute.analysis.crossovers import crossover_frame
-    from ecocompute.analysis.load import load_table
     from ecocompute.analysis.render import crossover_rich_table
+    from ecocompute.analysis.selection import parse_precisions
 
-    measurements = load_table(dataset, "measurements")
-    windows = load_table(dataset, "windows") if n_boot > 0 else None
-    table = crossover_frame(measurements, windows, precision=precision, method=method, n_boot=n_boot, seed=seed)
+    wanted = parse_precisions(precision)
+    filters = {"gpu": gpu, "stack": stack, "batch": batch_size}
+    measurements = _selected(dataset, tier, **filters)
+    windows = _load(dataset, "windows", tier) if n_boot > 0 else None
+    baselines = measurements if wanted is None else measurements.filter(
+        measurements["precision"].is_in([*wanted, "fp16", "bf16"])
+    )  # fmt: skip
+    table = crossover_frame(baselines, windows, precision=wanted, method=method, n_boot=n_boot, seed=seed)
+    if table.height == 0:
+        from ecocompute.schema.errors import UsageError
+
+        raise UsageError(f"no {', '.join(wanted or ['quantized'])} measurement with an FP16/BF16 baseline matches")
     out.print(crossover_rich_table(table))
 
 
-def jpt_command(dataset: str = DATASET_OPT) -> None:
-    """Print mean energy per token per GPU x stack x batch x workload length x weights x model x precision.
+def show_command(
+    dataset: str = DATASET_OPT,
+    gpu: str | None = GPU_OPT,
+    stack: str | None = STACK_OPT,
+    batch_size: str | None = BATCH_OPT,
+    precision: str | None = PRECISION_OPT,
+    tier: str = TIER_OPT,
+) -> None:
+    """Print J/token, Wh per 1,000 tokens and the change against FP16 (else BF16) per model and precision.
 
-    Example: ecocompute jpt --dataset demo-out
+    One table per GPU x stack x batch x workload length x weights; the change is pooled over submissions.
+
+    Example: ecocompute show --dataset out --gpu h200 --stack eager --batch-size 1 --precision fp16,nf4
     """
-    from ecocompute.analysis.load import load_table
-    from ecocompute.analysis.render import jpt_rich_table
-    from ecocompute.analysis.tables import jpt_frame
+    from ecocompute.analysis.change import change_frame, pooled_change_frame
+    from ecocompute.analysis.j_per_token import j_per_token_frame
+    from ecocompute.analysis.render import j_per_token_rich_table
 
-    out.print(jpt_rich_table(jpt_frame(load_table(dataset, "measurements"))))
+    measurements = _selected(dataset, tier, gpu=gpu, stack=stack, batch=batch_size)
+    table = j_per_token_frame(measurements)
+    pooled = pooled_change_frame(change_frame(measurements))
+    if precision is not None:
+        from ecocompute.analysis.selection import select_frame
+
+        table = select_frame(table, precision=precision)
+        if table.height == 0:
+            from ecocompute.schema.errors import UsageError
+
+            raise UsageError(f"no {precision} measurement of {dataset} matches the filters: widen them")
+    out.print(j_per_token_rich_table(table, pooled))
+
+
+def jpt_command(dataset: str = DATASET_OPT) -> None:
+    """Deprecated: use `ecocompute show` (this alias goes in the next release).
+
+    Example: ecocompute show --dataset out
+    """
+    err.print("[yellow]`ecocompute jpt` is deprecated: use `ecocompute show`[/]")
+    show_command(dataset, None, None, None, None, "all")
 
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the ``ecocompute`` app."""
     app.command("crossover")(crossover_command)
-    app.command("jpt")(jpt_command)
+    app.command("show")(show_command)
+    app.command("jpt", hidden=True)(jpt_command)

@@ -7,7 +7,7 @@ because the prefill is spread over the generated tokens: 512+64 tokens and 128+2
 
 From the dataset (``measurements`` + ``windows``): each submission gives the change of the precision against
 its own FP16 (else BF16) baseline (:func:`ecocompute.analysis.change.change_frame`); submissions of one size
-are averaged; the crossing is found by :mod:`ecocompute.analysis.crossing`. The 95% confidence interval is a
+are averaged; the crossing is found by :mod:`ecocompute.analysis.zero_crossing`. The 95% confidence interval is a
 percentile bootstrap: resample the windows of every measurement (with replacement, within the measurement),
 recompute every change and the crossing, ``n_boot`` times, from ``numpy.random.default_rng(seed)`` (one
 generator per group, so a group's answer depends on its own data and the seed only).
@@ -28,7 +28,9 @@ import numpy as np
 import polars as pl
 
 from ecocompute.analysis.change import WORKLOAD_KEYS, change_frame
-from ecocompute.analysis.crossing import (
+from ecocompute.analysis.defaults import DEFAULT_N_BOOT, DEFAULT_SEED
+from ecocompute.analysis.frames import as_polars, like_input, require_columns
+from ecocompute.analysis.zero_crossing import (
     METHODS,
     FloatArray,
     cap_for,
@@ -36,13 +38,12 @@ from ecocompute.analysis.crossing import (
     percentile_ci,
     saturating_crossover_b,
 )
-from ecocompute.analysis.frames import as_polars, like_input, require_columns
 from ecocompute.schema.errors import UsageError
 
 GROUP_KEYS = ("gpu_name", "software_stack", "batch_size", *WORKLOAD_KEYS, "precision", "weights")
+# above this many submissions of one size, the loglinear bootstrap draws that size's mean change from a normal
+RESAMPLE_LIMIT = 50
 MEANS_COLUMNS = ("params", "j_per_token_baseline", "j_per_token_quantized")
-DEFAULT_N_BOOT = 2000
-DEFAULT_SEED = 20261130
 RESULT_SCHEMA: dict[str, Any] = {
     "gpu_name": pl.String, "software_stack": pl.String, "batch_size": pl.Int64, "prompt_tokens": pl.Int64,
     "new_tokens": pl.Int64, "precision": pl.String, "weights": pl.String, "baseline": pl.String,
@@ -171,19 +172,55 @@ def _resampled_means(samples: FloatArray, n_boot: int, rng: np.random.Generator)
     return means
 
 
-def _measurement_points(
-    rows: list[dict[str, Any]], samples: dict[tuple[str, str], FloatArray] | None, n_boot: int, seed: int
-) -> list[Point]:
+def _bootstrap_var(samples: FloatArray) -> float:
+    """Variance of the bootstrap mean of ``samples``: the plug-in variance over n."""
+    return float(samples.var()) / samples.size
+
+
+def _collapsed(params: float, rows: list[dict[str, Any]], samples: dict[tuple[str, str], FloatArray] | None,
+               n_boot: int, rng: np.random.Generator) -> Point:  # fmt: skip
+    """One point for a size with more than RESAMPLE_LIMIT submissions: the mean change, drawn from a normal.
+
+    With that many submissions the bootstrap mean of their changes is normal to a good approximation (central
+    limit), with the variance the delta method gives each change's bootstrap, summed and divided by k squared; this
+    keeps the bootstrap's cost flat in the number of submissions.
+    """
+    changes = np.array([float(r["change_pct"]) for r in rows])
+    mean = float(changes.mean())
+    if n_boot == 0 or samples is None:
+        return Point(params, mean, None)
+    total = 0.0
+    for row in rows:
+        q = samples.get((row["submission_id"], row["precision"]))
+        b = samples.get((row["submission_id"], row["baseline_precision"]))
+        if q is None or b is None:
+            return Point(params, mean, None)
+        ratio = float(q.mean() / b.mean())
+        total += (100.0 * ratio) ** 2 * (_bootstrap_var(q) / q.mean() ** 2 + _bootstrap_var(b) / b.mean() ** 2)
+    return Point(params, mean, rng.normal(mean, math.sqrt(total) / len(rows), size=n_boot))
+
+
+def _measurement_points(rows: list[dict[str, Any]], samples: dict[tuple[str, str], FloatArray] | None, n_boot: int,
+                        seed: int, method: str = "loglinear") -> list[Point]:  # fmt: skip
+    """One point per submission (its windows resampled), or per size where a size has over RESAMPLE_LIMIT."""
     rng = np.random.default_rng(seed)
     points = []
-    for row in sorted(rows, key=lambda r: (r["params_total"], r["submission_id"])):
-        draws = None
-        quantized = None if samples is None else samples.get((row["submission_id"], row["precision"]))
-        baseline = None if samples is None else samples.get((row["submission_id"], row["baseline_precision"]))
-        if n_boot > 0 and quantized is not None and baseline is not None:
-            ratio = _resampled_means(quantized, n_boot, rng) / _resampled_means(baseline, n_boot, rng)
-            draws = 100.0 * (ratio - 1.0)
-        points.append(Point(float(row["params_total"]), float(row["change_pct"]), draws))
+    ordered = sorted(rows, key=lambda r: (r["params_total"], r["submission_id"]))
+    by_size: dict[float, list[dict[str, Any]]] = {}
+    for row in ordered:
+        by_size.setdefault(float(row["params_total"]), []).append(row)
+    for params, mine in by_size.items():
+        if method == "loglinear" and len(mine) > RESAMPLE_LIMIT:
+            points.append(_collapsed(params, mine, samples, n_boot, rng))
+            continue
+        for row in mine:
+            draws = None
+            quantized = None if samples is None else samples.get((row["submission_id"], row["precision"]))
+            baseline = None if samples is None else samples.get((row["submission_id"], row["baseline_precision"]))
+            if n_boot > 0 and quantized is not None and baseline is not None:
+                ratio = _resampled_means(quantized, n_boot, rng) / _resampled_means(baseline, n_boot, rng)
+                draws = 100.0 * (ratio - 1.0)
+            points.append(Point(params, float(row["change_pct"]), draws))
     return points
 
 
@@ -203,7 +240,7 @@ def _from_measurements(measurements: pl.DataFrame, windows: pl.DataFrame | None,
     for key, group in changes.group_by(list(GROUP_KEYS), maintain_order=True):
         label = dict(zip(GROUP_KEYS, key, strict=True))
         rows = group.to_dicts()
-        points = _measurement_points(rows, samples, n_boot, seed)
+        points = _measurement_points(rows, samples, n_boot, seed, method)
         found = evaluate_group(points, method=method, precision=str(label["precision"]), n_boot=n_boot)
         baseline = "+".join(sorted({r["baseline_precision"] for r in rows}))
         results.append({**label, "baseline": baseline, **found})
@@ -296,7 +333,7 @@ def crossover(
 
     ``method`` is ``"loglinear"`` (interpolate linearly in log10(params) between the two sizes that bracket the
     largest positive-to-negative sign change) or ``"saturating"`` (the curve fit behind the published T4/RTX
-    4090/RTX 5090 crossovers; see :mod:`ecocompute.analysis.crossing`). ``seed`` seeds the bootstrap and is
+    4090/RTX 5090 crossovers; see :mod:`ecocompute.analysis.zero_crossing`). ``seed`` seeds the bootstrap and is
     reported in the result.
 
     Returns one row per group: ``status`` ("crossover", "no crossover" or "insufficient data"),

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import polars as pl
 
+from ecocompute.analysis.defaults import ALL_CONFIGS
 from ecocompute.schema.errors import UsageError
-
-CONFIGS = ("windows", "measurements", "submissions")
 
 
 def _read_local(folder: Path, config: str) -> pl.DataFrame:
@@ -38,9 +37,9 @@ def _read_hub(dataset_id: str, config: str) -> pl.DataFrame:
 
 
 def load_table(source: str | Path, config: str) -> pl.DataFrame:
-    """One table (``windows``, ``measurements`` or ``submissions``) from a build folder or a Hub dataset id."""
-    if config not in CONFIGS:
-        raise UsageError(f"config {config!r} is not one of {', '.join(CONFIGS)}")
+    """One config (``measurements``, ``windows_all``, ...) from a build folder or a Hub dataset id."""
+    if config not in ALL_CONFIGS:
+        raise UsageError(f"config {config!r} is not one of {', '.join(ALL_CONFIGS)}")
     folder = Path(source)
     if folder.is_dir():
         return _read_local(folder, config)

@@ -1,8 +1,10 @@
 """Figures of the dataset, drawn with matplotlib's Agg canvas (no pyplot, no global backend change).
 
-PNG bytes are stable: matplotlib's default style is used whatever the user's matplotlibrc says, the
-``Software`` text chunk is left out and PNGs carry no date. matplotlib is imported inside the functions, so
-importing :mod:`ecocompute.analysis` does not need it.
+One figure per GPU x stack x batch x workload length x weights: the pooled change in J/token against FP16 (else
+BF16) over model size, a log axis with a tick and label at each measured size, 95% CI bars, and each crossover
+with its 95% CI band. Each is written as SVG, PDF and a 300 dpi PNG whose bytes are stable: matplotlib's default
+style whatever the user's matplotlibrc says, no software or date in any of the three, a fixed SVG id salt.
+matplotlib is imported inside the functions, so importing :mod:`ecocompute.analysis` does not need it.
 """
 
 from __future__ import annotations
@@ -21,58 +23,52 @@ COLORS = {
     "int8": "#2ca02c", "int8-t0": "#9467bd",
 }  # fmt: skip
 SIZE_IN = (7.0, 4.5)
-DPI = 110
+PNG_DPI = 300
+FORMATS = ("svg", "pdf", "png")
+METADATA = {"svg": {"Date": None, "Creator": None}, "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+            "png": {"Software": None}}  # fmt: skip
 
 
 def _style() -> Any:
     import matplotlib
 
     skip = {"backend", "backend_fallback", "interactive"}
-    return {key: value for key, value in matplotlib.rcParamsDefault.items() if key not in skip}
+    style = {key: value for key, value in matplotlib.rcParamsDefault.items() if key not in skip}
+    style["svg.hashsalt"] = "ecocompute"
+    return style
 
 
 def _figure() -> Any:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=SIZE_IN, dpi=DPI, layout="constrained")
+    fig = Figure(figsize=SIZE_IN, dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
 
-def _save(fig: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+def save_all(fig: Any, stem: Path) -> list[Path]:
+    """Write ``fig`` as ``stem``.svg, .pdf and .png (300 dpi); return the three paths."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in FORMATS:
+        path = stem.with_suffix(f".{fmt}")
+        fig.savefig(path, format=fmt, dpi=PNG_DPI, metadata=METADATA[fmt])
+        paths.append(path)
+    return paths
 
 
-def _params_axis(ax: Any) -> None:
-    from matplotlib.ticker import FuncFormatter
+def _params_axis(ax: Any, sizes: list[float]) -> None:
+    from matplotlib.ticker import FixedLocator, NullLocator
 
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: format_params(x)))
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda _x, _pos: ""))
-    ax.set_xlabel("parameters")
+    ax.xaxis.set_major_locator(FixedLocator(sizes))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([format_params(s) for s in sizes], rotation=45 if len(sizes) > 6 else 0, fontsize=8)
+    low, high = min(sizes), max(sizes)
+    ax.set_xlim(low / 1.25, high * 1.25)
+    ax.set_xlabel("parameters (log scale; a tick at each measured size)")
     ax.grid(True, which="major", alpha=0.3)
-
-
-def plot_jpt(table: pl.DataFrame, title: str, path: Path) -> None:
-    """J/token against parameters, one line per precision, for one rows subset of :func:`jpt_table`."""
-    import matplotlib
-
-    with matplotlib.rc_context(_style()):
-        fig = _figure()
-        ax = fig.add_subplot()
-        for precision in sorted(table["precision"].unique().to_list(), key=precision_rank):
-            rows = table.filter(pl.col("precision") == precision).sort("params_total")
-            x = rows["params_total"].to_list()
-            y = rows["j_per_token"].to_list()
-            err = [j * (c or 0.0) / 100 for j, c in zip(y, rows["ci95_pct_max"].to_list(), strict=True)]
-            ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=precision, color=COLORS.get(precision))
-        _params_axis(ax)
-        ax.set_ylabel("energy per token (J/token, GPU package)")
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=8)
-        _save(fig, path)
 
 
 def _mark_crossover(ax: Any, row: dict[str, Any], color: str | None) -> None:
@@ -87,33 +83,28 @@ def _mark_crossover(ax: Any, row: dict[str, Any], color: str | None) -> None:
     ax.axvline(at, color=color, linestyle="--", linewidth=1, label=label)
 
 
-def plot_change(changes: pl.DataFrame, crossovers: pl.DataFrame, title: str, path: Path) -> None:
-    """Change in J/token against the FP16/BF16 baseline per precision, with each crossover and its CI marked."""
+def plot_change(pooled: pl.DataFrame, crossovers: pl.DataFrame, title: str, stem: Path) -> list[Path]:
+    """The pooled change per precision over model size with 95% CI bars and crossovers; write three formats."""
     import matplotlib
 
     with matplotlib.rc_context(_style()):
         fig = _figure()
         ax = fig.add_subplot()
         ax.axhline(0.0, color="black", linewidth=0.8)
-        for precision in sorted(changes["precision"].unique().to_list(), key=precision_rank):
-            rows = changes.filter(pl.col("precision") == precision).sort("params_total", "submission_id")
+        for precision in sorted(pooled["precision"].unique().to_list(), key=precision_rank):
+            rows = pooled.filter(pl.col("precision") == precision).sort("params_total")
             color = COLORS.get(precision)
-            low = [
-                c - (lo if lo is not None else c)
-                for c, lo in zip(rows["change_pct"], rows["ci95_low_pct"], strict=True)
-            ]
-            high = [
-                (hi if hi is not None else c) - c
-                for c, hi in zip(rows["change_pct"], rows["ci95_high_pct"], strict=True)
-            ]
-            ax.errorbar(rows["params_total"].to_list(), rows["change_pct"].to_list(), yerr=[low, high], fmt="o",
-                        capsize=3, color=color, label=precision)  # fmt: skip
-            means = rows.group_by("params_total").agg(pl.col("change_pct").mean()).sort("params_total")
-            ax.plot(means["params_total"].to_list(), means["change_pct"].to_list(), color=color, linewidth=1)
+            x, y = rows["params_total"].to_list(), rows["change_pct"].to_list()
+            low = [c - (lo if lo is not None else c) for c, lo in zip(y, rows["ci95_low_pct"], strict=True)]
+            high = [(hi if hi is not None else c) - c for c, hi in zip(y, rows["ci95_high_pct"], strict=True)]
+            ax.errorbar(x, y, yerr=[low, high], fmt="o-", capsize=3, color=color, label=precision, linewidth=1)
+            for px, py in zip(x, y, strict=True):
+                ax.annotate(f"{py:+.0f}%", (px, py), textcoords="offset points", xytext=(4, 4), fontsize=6,
+                            color=color)  # fmt: skip
             for row in crossovers.filter(pl.col("precision") == precision).iter_rows(named=True):
                 _mark_crossover(ax, row, color)
-        _params_axis(ax)
+        _params_axis(ax, sorted({float(s) for s in pooled["params_total"].to_list()}))
         ax.set_ylabel("change in J/token vs FP16/BF16 (%)")
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=7)
-        _save(fig, path)
+        return save_all(fig, stem)

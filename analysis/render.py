@@ -8,9 +8,11 @@ from rich.console import Group
 from rich.table import Table
 
 from ecocompute.analysis.crossovers import format_params, format_tokens
+from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import matching
+from ecocompute.analysis.sections import change_text
 
-NO_WRAP = ("model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch")
+NO_WRAP = ("change vs FP16", "model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch")
 SHORT_RESULT = {"costs more": "costs more", "saves": "saves", "mixed": "no +/- step"}
 
 
@@ -25,23 +27,33 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
     return table
 
 
-def jpt_rich_table(table: pl.DataFrame) -> Group:
-    """J/token per model and precision, one table per GPU x stack x batch x workload length x weights."""
+def _change_cell(pooled: pl.DataFrame | None, row: dict[str, object]) -> str:
+    if pooled is None or row["precision"] in ("fp16",):
+        return ""
+    keys = ["gpu_name", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights", "architecture", "params_total",
+            "precision"]  # fmt: skip
+    mine = pooled.filter(matching(keys, [row[k] for k in keys]))
+    return change_text(mine.row(0, named=True)) if mine.height else ""
+
+
+def j_per_token_rich_table(table: pl.DataFrame, pooled: pl.DataFrame | None = None) -> Group:
+    """J/token, Wh per 1,000 tokens and the pooled change per model and precision, a table per group."""
     tables = []
-    keys = ["gpu_name", "software_stack", "batch_size", "prompt_tokens", "new_tokens", "weights"]
-    for key in table.select(keys).unique().sort(keys).iter_rows():
+    keys = ["gpu_name", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights"]
+    for key in table.select(keys).unique().sort(keys, nulls_last=True).iter_rows():
         gpu, stack, batch, prompt, new, weights = key
         out = _table(
             f"J/token · {gpu} · {stack} · batch {batch} · {format_tokens(prompt, new)} tokens · {weights}",
             [("model", "l"), ("params", "r"), ("precision", "l"), ("J/token", "r"), ("95% CI", "r"),
-             ("tokens/s", "r"), ("static%", "r"), ("n", "r")],
+             ("Wh/1k tok", "r"), ("tokens/s", "r"), ("static%", "r"), ("change vs FP16", "r"), ("n", "r")],
         )  # fmt: skip
         rows = table.filter(matching(keys, key))
         for row in rows.iter_rows(named=True):
             ci = "" if row["ci95_pct_max"] is None else f"±{row['ci95_pct_max']:.2f}%"
             out.add_row(
                 row["architecture"], format_params(row["params_total"]), row["precision"], _num(row["j_per_token"]),
-                ci, _num(row["tokens_per_s"], 1), _num(row["static_share_pct"], 1), str(row["n_submissions"]),
+                ci, _num(row["wh_per_1k_tokens"], 4), _num(row["tokens_per_s"], 1), _num(row["static_share_pct"], 1),
+                _change_cell(pooled, row), str(row["n_submissions"]),
             )  # fmt: skip
         tables.append(out)
     return Group(*tables)
@@ -75,8 +87,8 @@ def crossover_rich_table(table: pl.DataFrame) -> Group:
                 ci = f"{format_params(row['ci95_low_params'])}-{format_params(row['ci95_high_params'])}"
             crossing = "none" if row["crossover_params"] is None else format_params(row["crossover_params"])
             sizes = f"{format_params(row['params_min'])}-{format_params(row['params_max'])}"
-            out.add_row(str(row.get("software_stack") or ""), str(row.get("batch_size") or ""),
-                        str(row.get("precision") or ""), sizes, crossing, ci, _result(row))  # fmt: skip
+            out.add_row(str(row.get(STACK) or ""), str(row.get("batch_size") or ""), str(row.get("precision") or ""),
+                        sizes, crossing, ci, _result(row))  # fmt: skip
         if selected.height:
             first = selected.row(0, named=True)
             out.caption = f"{first['method']}; bootstrap of windows: {first['n_boot']} resamples, seed {first['seed']}"

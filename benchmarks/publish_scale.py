@@ -1,9 +1,11 @@
-"""Build the dataset from 10,000 generated, signed submissions; print wall time and peak memory of the build.
+"""Build the dataset from N generated, signed submissions, cold and from a warm cache; print time and peak memory.
 
 Setup (not timed): write N synthetic EXAMPLE submissions (6 model shapes x 2 stacks x 2 batch sizes, fp16 + nf4,
 6 windows each) signed with a throwaway ed25519 key into a temporary submissions folder. Then a fresh Python
-process runs the build stage by stage (validate, tables, analysis + files, swap) and reports its own wall time and
-peak RSS (``resource.getrusage``), so setup memory does not count. Targets: <= 60 s and <= 2 GB on 2 cores.
+process builds with an empty cache (every file validated), and another fresh process builds again with that cache
+(nothing changed: every verdict and row from the cache, the tables streamed from it). Each reports its own wall
+time and peak RSS (``resource.getrusage``), so setup memory does not count. Targets for the warm build of 100,000
+submissions: <= 60 s and <= 2 GB.
 
     python benchmarks/publish_scale.py [--n 10000] > benchmarks/results/publish_scale.txt
 """
@@ -46,45 +48,26 @@ def generate(root: Path, n: int) -> None:
         list(pool.map(one, range(n)))
 
 
-def build_stages(root: Path, out: Path) -> None:
-    """The child process: run the build's stages with timers, then report wall time and peak RSS."""
+def build_stages(root: Path, out: Path, cache: Path, label: str) -> None:
+    """The child process: one build with ``cache``, then report wall time and peak RSS."""
     start = time.perf_counter()
-    from ecocompute.publish.atomic import staged_output
-    from ecocompute.publish.build import BuildOptions, write_dataset
-    from ecocompute.publish.inputs import Source, gather
-    from ecocompute.publish.tables import build_tables
+    from ecocompute.publish.build import BuildOptions, build
+    from ecocompute.publish.inputs import Source
 
-    imported = time.perf_counter()
-    gathered = gather([Source.at(root)], include_examples=True)
-    validated = time.perf_counter()
-    tables = build_tables(gathered.accepted)
-    tabled = time.perf_counter()
-    with staged_output(out) as staging:
-        write_dataset(staging, gathered, tables, "0.1.0", BuildOptions(include_examples=True))
-        written = time.perf_counter()
+    result = build([Source.at(root)], out, BuildOptions(include_examples=True, cache=cache))
     end = time.perf_counter()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"submissions          {len(gathered.accepted)}")
-    print(f"windows (rows)       {tables.windows.height}")
-    print(f"measurements (rows)  {tables.measurements.height}")
-    print(f"import               {imported - start:6.1f} s")
-    print(f"validate (all files) {validated - imported:6.1f} s")
-    print(f"tables (pandera)     {tabled - validated:6.1f} s")
-    print(f"analysis + files     {written - tabled:6.1f} s")
-    print(f"swap                 {end - written:6.1f} s")
-    print(f"build wall time      {end - start:6.1f} s  (target <= {TARGET_S:.0f} s)")
-    print(f"build peak RSS       {peak_mb:6.0f} MB (target <= {TARGET_MB:.0f} MB)")
-    ok = end - start <= TARGET_S and peak_mb <= TARGET_MB
-    print(f"verdict              {'within targets' if ok else 'OVER TARGET'}")
+    print(f"{label:<5} build: {result.submissions_all} submissions, {result.validated} validated, "
+          f"{end - start:6.1f} s, peak RSS {peak_mb:6.0f} MB")  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--child", nargs=2, metavar=("ROOT", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=4, metavar=("ROOT", "OUT", "CACHE", "LABEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        build_stages(Path(args.child[0]), Path(args.child[1]))
+        build_stages(Path(args.child[0]), Path(args.child[1]), Path(args.child[2]), args.child[3])
         return
     with tempfile.TemporaryDirectory(prefix="publish-scale-") as tmp:
         root = Path(tmp) / "submissions"
@@ -95,7 +78,10 @@ def main() -> None:
               f"{platform.python_version()}")  # fmt: skip
         print(f"setup (generate+sign) {time.perf_counter() - t0:6.1f} s  (not part of the build)")
         sys.stdout.flush()
-        subprocess.run([sys.executable, __file__, "--child", str(root), str(Path(tmp) / "out")], check=True)
+        for label in ("cold", "warm"):
+            child = [sys.executable, __file__, "--child", str(root), str(Path(tmp) / "out"), str(Path(tmp) / "cache")]
+            subprocess.run([*child, label], check=True)
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

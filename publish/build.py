@@ -1,43 +1,57 @@
-"""``ecocompute publish build``: accepted submissions -> parquet tables, figures, card and manifest, atomically.
+"""``ecocompute publish build``: submissions -> six parquet configs, findings, figures, card and manifest, atomically.
 
-Steps: validate every submission and refuse on any rejection (:mod:`.inputs`); flatten into the three checked
-tables (:mod:`.tables`); compute the J/token table, the changes and the crossovers (:mod:`ecocompute.analysis`);
-write everything into a staging folder beside ``--out`` and swap it in (:mod:`.atomic`). The same submissions
+Steps: give every file of the submissions folders the validator's verdict, from the cache where its content is
+unchanged (:mod:`.inputs`, :mod:`.cache`); stream the accepted rows into the configs (:mod:`.configs`); analyse
+each tier once (:func:`ecocompute.analysis.results.analyse`); write findings, rejections, figures, the card and
+(last) the manifest into a staging folder beside ``--out`` and swap it in (:mod:`.atomic`). The same submissions
 give byte-identical files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from ecocompute.analysis.change import change_frame
-from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, crossover_frame
-from ecocompute.analysis.tables import jpt_frame
+from ecocompute.analysis.defaults import ALL_SUFFIX, DEFAULT_N_BOOT, DEFAULT_SEED
+from ecocompute.analysis.results import analyse
 from ecocompute.publish.atomic import staged_output
-from ecocompute.publish.card import BeyondGate, CardInputs, render_card
+from ecocompute.publish.cache import RowCache
+from ecocompute.publish.card import CardInputs, Counts, render_card
+from ecocompute.publish.configs import Tables, write_configs
 from ecocompute.publish.figures import draw_figures
+from ecocompute.publish.findings import FINDINGS_FILE, compute_findings, findings_text
 from ecocompute.publish.hub import DEFAULT_HF_REPO
-from ecocompute.publish.inputs import Accepted, Gathered, Source, gather
+from ecocompute.publish.inputs import Gathered, Source, check_unique_ids, input_files, refusal
 from ecocompute.publish.manifest import MANIFEST, manifest_text
-from ecocompute.publish.parquet import data_file, write_parquet
-from ecocompute.publish.tables import Tables, build_tables
 from ecocompute.publish.versions import changelog_text, resolve_version
 from ecocompute.site.render import write_build_site
+from ecocompute.validate.core import validate_files
+
+REJECTIONS_FILE = "rejections.json"
 
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """How to build: which version, whether examples may enter, the repo id the card names, the bootstrap."""
+    """How to build: version, examples, the repo id and DOI the card names, the bootstrap, the cache, strictness.
+
+    ``cache``: the cache folder (None: a temporary one, gone after the build); ``strict``: refuse to build when
+    the validator rejects any file (else rejected files are left out and listed in ``rejections.json``).
+    """
 
     version: str | None = None
     include_examples: bool = False
     hf_repo: str = DEFAULT_HF_REPO
     n_boot: int = DEFAULT_N_BOOT
     seed: int = DEFAULT_SEED
+    cache: Path | None = None
+    strict: bool = False
+    doi: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,73 +61,107 @@ class BuildResult:
     out: Path
     version: str
     submissions: int
+    submissions_all: int
     measurements: int
     windows: int
     skipped_examples: int
+    rejected: int
+    validated: int
     files: tuple[str, ...]
-    beyond_gate: int = 0
 
 
-def beyond_gate(accepted: Sequence[Accepted], runs: Sequence[Accepted], options: BuildOptions) -> BeyondGate | None:
-    """The dataset's submissions and the runs beyond the gate, pooled and analysed for the card (None: no runs)."""
-    if not runs:
-        return None
-    pooled = build_tables([*accepted, *runs])
-    ids = frozenset(item.submission.payload.submission_id for item in runs)
-    worst = (
-        pooled.measurements.filter(pl.col("submission_id").is_in(list(ids)))
-        .group_by("submission_id")
-        .agg(pl.max("cv_pct"))["cv_pct"]
-    )  # E-CV means a measured CV above the gate in every run
-    return BeyondGate(
-        ids=ids,
-        folders=tuple(sorted({item.name.split("/", 1)[0] for item in runs})),
-        cv_range_pct=(float(worst.min()), float(worst.max())),  # type: ignore[arg-type]
-        tables=pooled,
-        jpt=jpt_frame(pooled.measurements),
-        changes=change_frame(pooled.measurements),
-        crossovers=crossover_frame(pooled.measurements, pooled.windows, n_boot=options.n_boot, seed=options.seed),
-    )
+@contextmanager
+def _cache(folder: Path | None) -> Iterator[RowCache]:
+    if folder is not None:
+        yield RowCache(folder)
+        return
+    with tempfile.TemporaryDirectory(prefix="ecocompute-build-cache-") as tmp:
+        yield RowCache(Path(tmp))
 
 
-def write_dataset(folder: Path, gathered: Gathered, tables: Tables, version: str, options: BuildOptions) -> None:
-    """Write tables, figures, changelog, card and (last) the manifest into an empty ``folder``."""
-    for config, frame in tables.by_config().items():
-        write_parquet(frame, folder / data_file(config))
-    jpt = jpt_frame(tables.measurements)
-    changes = change_frame(tables.measurements)
-    crossovers = crossover_frame(tables.measurements, tables.windows, n_boot=options.n_boot, seed=options.seed)
-    figures = draw_figures(jpt, changes, crossovers, folder)
+def gather(sources: Sequence[Source], cache: RowCache, *, include_examples: bool = False) -> tuple[Gathered, int]:
+    """Every file's verdict (cached, or validated now and cached); the gathered verdicts and how many were validated."""
+    files = input_files(sources)
+    known = cache.verdicts([f.key for f in files])
+    misses = [f for f in files if f.key not in known]
+    fresh = []
+    for source in sources:
+        mine = [f for f in misses if f.source == source]
+        if mine:
+            results = validate_files([f.path for f in mine], allowed_signers=source.allowed_signers,
+                                     submissions_root=source.root)  # fmt: skip
+            fresh += cache.add(list(zip(mine, results, strict=True)))
+    verdicts = {**known, **{v.key: v for v in fresh}}
+    gathered = Gathered(tuple(sorted(verdicts.values(), key=lambda v: v.name)), include_examples)
+    check_unique_ids(gathered.kept)
+    cache.compact([f.key for f in files])
+    return gathered, len(misses)
+
+
+def rejections_text(gathered: Gathered) -> str:
+    """``rejections.json``: each rejected file with its submission id and the validator's error findings."""
+    entries = [{"file": v.name, "submission_id": v.submission_id, "codes": list(v.codes), "messages": list(v.messages)}
+               for v in gathered.rejected]  # fmt: skip
+    return json.dumps(entries, indent=2, ensure_ascii=False) + "\n"
+
+
+def counts(tables: Tables, gathered: Gathered) -> Counts:
+    """The summary counts of a build's configs."""
+    subs = tables.read("submissions" + ALL_SUFFIX)
+    warmups = tables.scan("windows" + ALL_SUFFIX).filter(pl.col("warmup")).select(pl.len()).collect().item()
+    return Counts(
+        submissions=tables.height("submissions"), submissions_all=subs.height,
+        measurements=tables.height("measurements"), measurements_all=tables.height("measurements" + ALL_SUFFIX),
+        windows=tables.scan("windows").filter(~pl.col("warmup")).select(pl.len()).collect().item(),
+        windows_all=tables.height("windows" + ALL_SUFFIX) - int(warmups), warmup_windows=int(warmups),
+        contributors=subs["contributor_github"].n_unique() if subs.height else 0,
+        gpus=tuple(sorted(subs["gpu_name"].unique().to_list())) if subs.height else (),
+        rejected=len(gathered.rejected),
+    )  # fmt: skip
+
+
+def write_dataset(folder: Path, gathered: Gathered, cache: RowCache, version: str, options: BuildOptions) -> Counts:
+    """Write the configs, findings, rejections, figures, changelog, card and (last) the manifest into ``folder``."""
+    tables = write_configs(cache, [v.key for v in gathered.kept], folder)
+    boot = {"n_boot": options.n_boot, "seed": options.seed}
+    gated = analyse(tables.read("measurements"), tables.scan("windows"), config="measurements", **boot)
+    everything = analyse(tables.read("measurements" + ALL_SUFFIX), tables.scan("windows" + ALL_SUFFIX),
+                         config="measurements" + ALL_SUFFIX, **boot)  # fmt: skip
+    findings = compute_findings(everything)
+    (folder / FINDINGS_FILE).write_text(findings_text(findings), encoding="utf-8")
+    (folder / REJECTIONS_FILE).write_text(rejections_text(gathered), encoding="utf-8")
+    figures = draw_figures(everything, folder, cache.figures)
     changelog = changelog_text()
     (folder / "CHANGELOG.md").write_text(changelog, encoding="utf-8")
+    summary = counts(tables, gathered)
     card = CardInputs(
-        version=version, hf_repo=options.hf_repo, tables=tables, jpt=jpt, changes=changes, crossovers=crossovers,
-        figures=figures, include_examples=options.include_examples,
-        skipped_examples=len(gathered.skipped_examples), n_boot=options.n_boot, seed=options.seed,
-        changelog=changelog, beyond=beyond_gate(gathered.accepted, gathered.beyond_gate, options),
+        version=version, hf_repo=options.hf_repo, gated=gated, everything=everything, findings=findings,
+        counts=summary, figures=figures, include_examples=options.include_examples,
+        skipped_examples=len(gathered.skipped_examples), changelog=changelog, doi=options.doi,
     )  # fmt: skip
     (folder / "README.md").write_text(render_card(card), encoding="utf-8")
-    write_build_site(folder, version, options, crossovers)
-    text = manifest_text(folder, version, gathered, options.include_examples)
-    (folder / MANIFEST).write_text(text, encoding="utf-8")
+    write_build_site(folder, version, options, gated.crossovers, everything.crossovers)
+    (folder / MANIFEST).write_text(manifest_text(folder, version, gathered), encoding="utf-8")
+    return summary
 
 
-def build(
-    sources: Sequence[Source], out: Path, options: BuildOptions | None = None, beyond: Sequence[Source] = ()
-) -> BuildResult:
-    """Validate, then build the dataset folder ``out`` atomically; raise BuildRefusedError on any rejection.
+def build(sources: Sequence[Source], out: Path, options: BuildOptions | None = None) -> BuildResult:
+    """Build the dataset folder ``out`` atomically from every file of ``sources``.
 
-    ``beyond``: folders of runs that fail only the CV gate; the card reports them apart, the tables never hold them.
+    Files the validator rejects (for more than their spread) are left out and listed in ``rejections.json``; under
+    ``options.strict`` any rejection refuses the build (BuildRefusedError) instead.
     """
     options = options or BuildOptions()
     version = resolve_version(options.version)
-    gathered = gather(sources, include_examples=options.include_examples, beyond_gate=beyond)
-    tables = build_tables(gathered.accepted)
-    with staged_output(out) as staging:
-        write_dataset(staging, gathered, tables, version, options)
-        files = tuple(sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file()))
+    with _cache(options.cache) as cache:
+        gathered, validated = gather(sources, cache, include_examples=options.include_examples)
+        if options.strict and gathered.rejected:
+            raise refusal(gathered.rejected, len(gathered.verdicts))
+        with staged_output(out) as staging:
+            summary = write_dataset(staging, gathered, cache, version, options)
+            files = tuple(sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file()))
     return BuildResult(
-        out=out, version=version, submissions=tables.submissions.height, measurements=tables.measurements.height,
-        windows=tables.windows.height, skipped_examples=len(gathered.skipped_examples), files=files,
-        beyond_gate=len(gathered.beyond_gate),
+        out=out, version=version, submissions=summary.submissions, submissions_all=summary.submissions_all,
+        measurements=summary.measurements, windows=summary.windows, skipped_examples=len(gathered.skipped_examples),
+        rejected=len(gathered.rejected), validated=validated, files=files,
     )  # fmt: skip

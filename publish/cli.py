@@ -35,34 +35,50 @@ def build_command(
         None, "--version", help="Dataset version X.Y.Z; default: the newest in the dataset changelog."
     ),
     hf_repo: str = typer.Option(DEFAULT_HF_REPO, "--hf-repo", help="Dataset id the card's examples load."),
-    beyond_gate: list[Path] = typer.Option(
-        [],
-        "--beyond-gate",
-        help="Folder of signed runs rejected for their spread (E-CV) alone, e.g. runs (repeat for several): the "
-        "card's 'Beyond the gate' section pools them with the submissions; they never become rows. Signatures are "
-        "checked against --allowed-signers, else the first submissions folder's allowed_signers.",
+    doi: str | None = typer.Option(None, "--doi", help="The Zenodo concept DOI, once minted, for the citation."),
+    cache: Path | None = typer.Option(
+        None, "--cache", help="Cache of verdicts and rows by content hash; default: ~/.cache/ecocompute/publish."
     ),
+    strict: bool = typer.Option(False, "--strict", help="Refuse to build when the validator rejects any file."),
 ) -> None:
-    """Validate every submission, refuse on any rejection, and write the dataset folder.
+    """Validate every submission (from the cache where unchanged) and write the dataset folder.
 
-    Writes data/{windows,measurements,submissions}/*.parquet, figures/, README.md (the dataset card),
-    CHANGELOG.md and MANIFEST.json. The same submissions give byte-identical files.
+    Writes data/{measurements,windows,submissions}[_all]/*.parquet (the plain configs hold what passes the CV
+    gate, the _all ones every accepted row, marked passes_cv_gate), findings.json, rejections.json, figures/,
+    README.md (the dataset card), CHANGELOG.md and MANIFEST.json. The same submissions give byte-identical files.
 
-    Example: ecocompute publish build --submissions submissions --beyond-gate runs --out out
+    Example: ecocompute publish build --submissions submissions --out out
     """
     from ecocompute.publish.build import BuildOptions, build
+    from ecocompute.publish.cache import default_cache_dir
     from ecocompute.publish.inputs import Source
 
     sources = [Source.at(root, allowed_signers) for root in submissions]
-    beyond = [Source.at(root, allowed_signers or submissions[0] / "allowed_signers") for root in beyond_gate]
-    options = BuildOptions(version=version, include_examples=include_examples, hf_repo=hf_repo)
-    result = build(sources, out_dir, options, beyond)
+    options = BuildOptions(version=version, include_examples=include_examples, hf_repo=hf_repo, doi=doi,
+                           cache=cache or default_cache_dir(), strict=strict)  # fmt: skip
+    result = build(sources, out_dir, options)
     skipped = f", {result.skipped_examples} example(s) left out" if result.skipped_examples else ""
-    runs = f"; {result.beyond_gate} run(s) beyond the gate in the card" if result.beyond_gate else ""
+    rejected = f"; {result.rejected} file(s) rejected (rejections.json)" if result.rejected else ""
     out.print(
-        f"[green]built[/] {result.out} (version {result.version}): {result.submissions} submissions, "
-        f"{result.measurements} measurements, {result.windows} windows{skipped}{runs}; {len(result.files)} files"
+        f"[green]built[/] {result.out} (version {result.version}): {result.submissions} submissions pass the gate, "
+        f"{result.submissions_all} in all, {result.measurements} measurements, {result.windows} windows{skipped}"
+        f"{rejected}; {result.validated} file(s) validated, the rest from the cache; {len(result.files)} files"
     )
+
+
+@publish_app.command("check-docs")
+def check_docs_command(
+    dataset: Path = typer.Option(..., "--dataset", help="A folder built by `ecocompute publish build`."),
+    files: list[Path] = typer.Argument(..., help="Markdown files whose <!-- finding:NAME --> spans to check."),
+) -> None:
+    """Fail when a doc's <!-- finding:NAME -->text<!-- /finding --> span differs from the build's findings.json.
+
+    Example: ecocompute publish check-docs --dataset out README.md docs/method.md
+    """
+    from ecocompute.publish.findings import check_docs
+
+    agreed = check_docs(dataset, files)
+    out.print(f"[green]ok[/] {agreed} finding span(s) in {len(files)} file(s) agree with {dataset}/findings.json")
 
 
 @publish_app.command("push")
@@ -106,10 +122,6 @@ def demo_command(
     examples: Path = typer.Option(
         Path("tests/publish/data/examples"), "--examples", help="Folder of example submissions."
     ),
-    runs: Path = typer.Option(
-        Path("runs"), "--beyond-gate", help="Runs rejected for their spread alone, for the card (when it exists)."
-    ),
-    gated_only: bool = typer.Option(False, "--gated-only", help="Leave the runs beyond the gate out of the card."),
 ) -> None:
     """Build from submissions/ plus the example set, load it with datasets.load_dataset, print the tables.
 
@@ -117,7 +129,7 @@ def demo_command(
     """
     from ecocompute.publish.demo import main
 
-    main(out_dir, submissions, examples, None if gated_only else runs)
+    main(out_dir, submissions, examples)
 
 
 publish_app.command("site")(site_command)

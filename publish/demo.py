@@ -13,8 +13,8 @@ from pathlib import Path
 import polars as pl
 
 from ecocompute.analysis.crossovers import crossover_frame
-from ecocompute.analysis.render import crossover_rich_table, jpt_rich_table
-from ecocompute.analysis.tables import jpt_frame
+from ecocompute.analysis.j_per_token import j_per_token_frame
+from ecocompute.analysis.render import crossover_rich_table, j_per_token_rich_table
 from ecocompute.console import out
 from ecocompute.publish.build import BuildOptions, BuildResult, build
 from ecocompute.publish.inputs import Source
@@ -22,7 +22,6 @@ from ecocompute.schema.errors import UsageError
 
 SUBMISSIONS = Path("submissions")
 EXAMPLES = Path("tests/publish/data/examples")
-RUNS = Path("runs")
 
 
 def load_like_a_researcher(folder: Path, config: str, cache_dir: Path) -> pl.DataFrame:
@@ -48,36 +47,18 @@ def demo_sources(submissions: Path, examples: Path) -> list[Source]:
     return [*sources, Source.at(examples)]
 
 
-def main(
-    out_dir: Path, submissions: Path = SUBMISSIONS, examples: Path = EXAMPLES, runs: Path | None = RUNS
-) -> BuildResult:
-    """Build into ``out_dir`` (examples included), load it with ``datasets`` and print both tables.
-
-    ``runs``, when it exists, goes in as runs beyond the gate, checked against the submissions' allowed_signers
-    (None: left out).
-    """
-    signers = submissions / "allowed_signers"
-    beyond: list[Source] = []
-    if runs is not None and runs.is_dir():
-        if signers.is_file():
-            beyond = [Source.at(runs, signers)]
-        else:
-            out.print(f"{runs}/ left out of the card: its signatures are checked against {signers}, which is missing")
-    result = build(demo_sources(submissions, examples), out_dir, BuildOptions(include_examples=True), beyond)
+def main(out_dir: Path, submissions: Path = SUBMISSIONS, examples: Path = EXAMPLES) -> BuildResult:
+    """Build into ``out_dir`` (examples included), load it with ``datasets`` and print both tables."""
+    result = build(demo_sources(submissions, examples), out_dir, BuildOptions(include_examples=True))
     out.print(
-        f"built {out_dir}: {result.submissions} submissions, {result.measurements} measurements, "
-        f"{result.windows} windows (version {result.version}, EXAMPLES INCLUDED)"
+        f"built {out_dir}: {result.submissions} submissions pass the gate, {result.submissions_all} in all, "
+        f"{result.measurements} measurements, {result.windows} windows (version {result.version}, EXAMPLES INCLUDED)"
     )
-    if result.beyond_gate:
-        out.print(
-            f"{result.beyond_gate} run(s) beyond the gate ({runs}/: rejected for their spread alone) pooled with "
-            f"the submissions in the card's 'Beyond the gate' section ({out_dir / 'README.md'}), not in the tables"
-        )
-    out.print(f'loading it back: datasets.load_dataset("{out_dir}", "measurements", split="train")')
+    out.print(f'loading it back: datasets.load_dataset("{out_dir}", "measurements_all", split="train")')
     with tempfile.TemporaryDirectory(prefix="ecocompute-demo-cache-") as cache:
-        measurements = load_like_a_researcher(out_dir, "measurements", Path(cache))
-        windows = load_like_a_researcher(out_dir, "windows", Path(cache))
-        loaded_subs = load_like_a_researcher(out_dir, "submissions", Path(cache))
+        measurements = load_like_a_researcher(out_dir, "measurements_all", Path(cache))
+        windows = load_like_a_researcher(out_dir, "windows_all", Path(cache))
+        loaded_subs = load_like_a_researcher(out_dir, "submissions_all", Path(cache))
     examples_ids = loaded_subs.filter(pl.col("is_example"))["submission_id"]
     for is_example, heading in ((False, "MEASURED submissions"), (True, EXAMPLE_HEADING)):
         keep = pl.col("submission_id").is_in(examples_ids.implode())
@@ -87,7 +68,7 @@ def main(
         if part_m.is_empty():
             out.print("none yet: submissions/ holds no accepted measurement")
             continue
-        out.print(jpt_rich_table(jpt_frame(part_m)))
+        out.print(j_per_token_rich_table(j_per_token_frame(part_m)))
         out.print(crossover_rich_table(crossover_frame(part_m, part_w)))
     return result
 

@@ -1,29 +1,32 @@
-"""What goes into a build: every submission the validator accepts, or nothing at all.
+"""What goes into a build: every file of the submissions folders, each with the validator's verdict.
 
-The publisher validates first (:func:`ecocompute.validate.core.validate_files`) and refuses to build when
-any file is rejected. Submissions marked ``example: true`` are left out unless examples are asked for.
+The one input of a build is ``submissions/`` (or several such folders). Each ``*.json`` file gets a
+:class:`Verdict`: a file whose only error findings are ``E-CV`` (the spread between windows is above the
+2% gate) enters the dataset's *all* tier with ``passes_cv_gate = False``; a file with no error finding enters
+both tiers; any other error rejects it, and its findings are published beside the build (``rejections.json``).
+Submissions marked ``example: true`` are left out unless examples are asked for.
 
-A build may also be given folders of runs *beyond the gate* (:func:`_gather_beyond_gate`, e.g. the repository's
-``runs/``): signed submissions the validator rejects for their spread between windows (E-CV) and for nothing else.
-They never become rows of the dataset; the card reports what they show in a section of its own.
+Verdicts and the rows of each file are cached by the file's content hash (:mod:`.cache`), so a rebuild
+validates only the files that changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from ecocompute.schema.errors import EcocomputeError, UsageError
-from ecocompute.schema.models import Submission
-from ecocompute.validate.core import FileResult, discover, validate_files
+from ecocompute.validate.core import FileResult, discover
 
 MAX_LISTED = 10
-CHECKPOINT_SUFFIX = ".partial.json"
+GATE_CODE = "E-CV"
 
 
 class BuildRefusedError(EcocomputeError):
-    """The validator rejected at least one submission, so nothing was built."""
+    """The build cannot go on (a rejection under ``--strict``, or one id in two files)."""
 
 
 @dataclass(frozen=True)
@@ -40,26 +43,163 @@ class Source:
 
 
 @dataclass(frozen=True)
-class Accepted:
-    """One accepted submission: where it was (``name``: folder name + path inside it) and its raw-bytes hash."""
+class InputFile:
+    """One file of a source: where it is, its name in the build (folder name + path) and its cache key."""
 
+    source: Source
+    path: Path
     name: str
-    submission: Submission
     content_sha256: str
+    key: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The validator's verdict on one file, as the build uses it (and caches it).
+
+    ``in_dataset``: the file's rows enter the ``_all`` configs (no error finding but ``E-CV``);
+    ``passes_cv_gate``: they enter the default configs too. ``codes``/``messages`` are the error findings.
+    """
+
+    key: str
+    name: str
+    content_sha256: str
+    submission_id: str | None
+    in_dataset: bool
+    passes_cv_gate: bool
+    example: bool
+    windows: int
+    warmup_windows: int
+    codes: tuple[str, ...]
+    messages: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Gathered:
-    """The accepted submissions of a build, in name order, and the examples it left out."""
+    """The verdicts of a build, in name order, split into what enters the dataset and what does not."""
 
-    accepted: tuple[Accepted, ...]
-    skipped_examples: tuple[str, ...]
-    beyond_gate: tuple[Accepted, ...] = ()
+    verdicts: tuple[Verdict, ...]
+    include_examples: bool
+
+    @property
+    def kept(self) -> tuple[Verdict, ...]:
+        """Files whose rows are in the ``_all`` configs."""
+        return tuple(v for v in self.verdicts if v.in_dataset and (self.include_examples or not v.example))
+
+    @property
+    def gated(self) -> tuple[Verdict, ...]:
+        """Files whose rows are in the default configs (they pass the CV gate)."""
+        return tuple(v for v in self.kept if v.passes_cv_gate)
+
+    @property
+    def skipped_examples(self) -> tuple[str, ...]:
+        """Names of accepted example files this build left out."""
+        if self.include_examples:
+            return ()
+        return tuple(v.name for v in self.verdicts if v.in_dataset and v.example)
+
+    @property
+    def rejected(self) -> tuple[Verdict, ...]:
+        """Files the validator rejected (for more than their spread)."""
+        return tuple(v for v in self.verdicts if not v.in_dataset)
 
 
 def _name(source: Source, path: Path) -> str:
     """Folder name + path inside it (``.`` is named by the folder it stands for)."""
     return (Path(source.root.name or source.root.resolve().name) / path.relative_to(source.root)).as_posix()
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def code_fingerprint() -> str:
+    """SHA-256 over the validator's and the schema's code and data: a cached verdict is valid for these only."""
+    digest = hashlib.sha256()
+    for package in ("ecocompute.validate", "ecocompute.schema"):
+        root = resources.files(package)
+        names = sorted(str(p.name) for p in root.iterdir() if str(p.name).endswith((".py", ".json")))
+        for name in names:
+            digest.update(name.encode() + b"\0" + root.joinpath(name).read_bytes())
+        data = root.joinpath("data")
+        if data.is_dir():
+            for item in sorted(data.iterdir(), key=lambda p: str(p.name)):
+                digest.update(str(item.name).encode() + b"\0" + item.read_bytes())
+    return digest.hexdigest()
+
+
+def _check_source(source: Source) -> list[Path]:
+    if not source.root.is_dir():
+        problem = "is not a folder" if source.root.exists() else "does not exist"
+        raise UsageError(f"submissions folder {source.root} {problem}: pass --submissions DIR")
+    paths = discover(source.root)
+    if paths and not source.allowed_signers.is_file():
+        raise UsageError(f"allowed signers file {source.allowed_signers} does not exist: pass --allowed-signers FILE")
+    return paths
+
+
+def input_files(sources: Sequence[Source], fingerprint: str | None = None) -> list[InputFile]:
+    """Every ``*.json`` file of every source with its content hash and cache key.
+
+    The key covers the file's bytes, its name (the validator checks the path), the allowed_signers file and the
+    validator's code (``fingerprint``), so a cached verdict is reused only where a fresh one would be the same.
+    """
+    roots = [s.root.resolve() for s in sources]
+    twice = sorted({str(r) for r in roots if roots.count(r) > 1})
+    if twice:
+        raise UsageError(f"--submissions {', '.join(twice)} is given more than once: give each folder once")
+    code = fingerprint or code_fingerprint()
+    files = []
+    for source in sources:
+        paths = _check_source(source)
+        if not paths:
+            continue
+        signers = _sha256(source.allowed_signers)
+        for path in paths:
+            content = _sha256(path)
+            name = _name(source, path)
+            key = hashlib.sha256(f"{content}\0{name}\0{signers}\0{code}".encode()).hexdigest()
+            files.append(InputFile(source, path, name, content, key))
+    return files
+
+
+def passes_gate(result: FileResult) -> bool:
+    """The validator's CV-gate verdict (``FileResult.passes_cv_gate`` once it has one; else: no E-CV finding)."""
+    verdict = getattr(result, "passes_cv_gate", None)
+    if isinstance(verdict, bool):
+        return verdict
+    return not any(f.code == GATE_CODE for f in result.findings)
+
+
+def verdict_of(item: InputFile, result: FileResult) -> Verdict:
+    """The build's verdict on one validated file: E-CV alone keeps it in the ``_all`` tier."""
+    errors = [f for f in result.errors if f.code != GATE_CODE]
+    sub = result.submission
+    in_dataset = not errors and sub is not None and result.content_sha256 is not None
+    shown = list(result.errors) if not in_dataset else []
+    payload = sub.payload if sub is not None else None
+    return Verdict(
+        key=item.key, name=item.name, content_sha256=item.content_sha256,
+        submission_id=payload.submission_id if payload is not None else None,
+        in_dataset=in_dataset, passes_cv_gate=in_dataset and passes_gate(result),
+        example=bool(payload.example) if payload is not None else False,
+        windows=sum(len(m.windows) for m in payload.measurements) if payload is not None else 0,
+        warmup_windows=sum(len(m.warmup) for m in payload.measurements) if payload is not None else 0,
+        codes=tuple(f.code for f in shown), messages=tuple(f.message for f in shown),
+    )  # fmt: skip
+
+
+def check_unique_ids(verdicts: Iterable[Verdict]) -> None:
+    """Refuse a build where one submission id is in two files that both enter it."""
+    seen: dict[str, str] = {}
+    for v in verdicts:
+        if v.submission_id is None:
+            continue
+        if v.submission_id in seen:
+            raise BuildRefusedError(
+                f"submission id {v.submission_id} is in both {seen[v.submission_id]} and {v.name}: keep one"
+            )
+        seen[v.submission_id] = v.name
 
 
 def _listed(lines: Sequence[str]) -> str:
@@ -68,101 +208,15 @@ def _listed(lines: Sequence[str]) -> str:
     return "; ".join([*lines[:MAX_LISTED], *more])
 
 
-def _refusal(rejected: list[tuple[str, FileResult]], total: int) -> BuildRefusedError:
+def refusal(rejected: Sequence[Verdict], total: int) -> BuildRefusedError:
+    """The one-line error of a ``--strict`` build with rejected files."""
     lines = []
-    for name, result in rejected:
-        first = result.errors[0]
-        more = f" (+{len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
-        lines.append(f"{name}: {first.code} {first.message}{more}")
+    for v in rejected:
+        more = f" (+{len(v.codes) - 1} more)" if len(v.codes) > 1 else ""
+        first = f"{v.codes[0]} {v.messages[0]}" if v.codes else "rejected"
+        lines.append(f"{v.name}: {first}{more}")
     return BuildRefusedError(
         f"{len(rejected)} of {total} submissions are rejected by the validator, so nothing was built: "
         + _listed(lines)
         + ". Run `ecocompute validate` on them for the full report, fix or remove them, and build again."
     )
-
-
-def _validate(source: Source, *, beyond_gate: bool = False) -> list[tuple[str, FileResult]]:
-    if not source.root.is_dir():
-        what, option = ("runs folder", "--beyond-gate") if beyond_gate else ("submissions folder", "--submissions")
-        problem = "is not a folder" if source.root.exists() else "does not exist"
-        raise UsageError(f"{what} {source.root} {problem}: pass {option} DIR")
-    paths = discover(source.root)
-    if beyond_gate:  # a collector checkpoint of an unfinished run (runs/*/checkpoints/) is not a run
-        paths = [p for p in paths if not p.name.endswith(CHECKPOINT_SUFFIX)]
-    if not paths:
-        return []
-    if not source.allowed_signers.is_file():
-        raise UsageError(f"allowed signers file {source.allowed_signers} does not exist: pass --allowed-signers FILE")
-    results = validate_files(paths, allowed_signers=source.allowed_signers, submissions_root=source.root)
-    return [(_name(source, r.path), r) for r in results]
-
-
-def _check_unique_ids(accepted: Sequence[Accepted]) -> None:
-    """Refuse a build where one submission id is in two files (of the dataset or beyond the gate)."""
-    seen: dict[str, str] = {}
-    for item in accepted:
-        sub_id = item.submission.payload.submission_id
-        if sub_id in seen:
-            raise BuildRefusedError(f"submission id {sub_id} is in both {seen[sub_id]} and {item.name}: keep one")
-        seen[sub_id] = item.name
-
-
-def gather(
-    sources: Sequence[Source], *, include_examples: bool = False, beyond_gate: Sequence[Source] = ()
-) -> Gathered:
-    """Validate every submission of every source; refuse on any rejection; return the accepted ones.
-
-    ``beyond_gate``: folders of runs that fail only the CV gate (:func:`_gather_beyond_gate`), returned apart.
-    """
-    results = [pair for source in sources for pair in _validate(source)]
-    rejected = [(name, r) for name, r in results if not r.accepted]
-    if rejected:
-        raise _refusal(rejected, len(results))
-    accepted, skipped = [], []
-    for name, result in sorted(results, key=lambda pair: pair[0]):
-        if result.submission is None or result.content_sha256 is None:  # pragma: no cover - accepted implies both
-            raise BuildRefusedError(f"{name}: the validator accepted it but returned no submission; please report it")
-        if result.submission.payload.example and not include_examples:
-            skipped.append(name)
-            continue
-        accepted.append(Accepted(name, result.submission, result.content_sha256))
-    beyond = _gather_beyond_gate(beyond_gate)
-    _check_unique_ids([*accepted, *beyond])
-    return Gathered(tuple(accepted), tuple(skipped), beyond)
-
-
-def _gather_beyond_gate(sources: Sequence[Source]) -> tuple[Accepted, ...]:
-    """Validate runs beyond the gate: each must fail the CV gate (E-CV) and nothing else; refuse on any other.
-
-    Checkpoints of unfinished runs (``*.partial.json``) in those folders are left out: they are not runs. A run that
-    passes the gate belongs in a submissions folder; one with any other error (a bad signature, a window whose
-    counter and power integral disagree) or marked as an example is not evidence the card can show.
-    """
-    roots = [source.root.resolve() for source in sources]
-    twice = sorted({str(root) for root in roots if roots.count(root) > 1})
-    if twice:
-        raise UsageError(f"--beyond-gate {', '.join(twice)} is given more than once: give each folder once")
-    results = [pair for source in sources for pair in _validate(source, beyond_gate=True)]
-    refused, taken = [], []
-    for name, result in sorted(results, key=lambda pair: pair[0]):
-        codes = {f.code for f in result.errors}
-        if not codes:
-            refused.append(f"{name}: passes the CV gate, so it belongs in a submissions folder, not beyond the gate")
-        elif codes != {"E-CV"}:
-            first = next(f for f in result.errors if f.code != "E-CV")
-            refused.append(f"{name}: {first.code} {first.message}")
-        elif result.submission is None or result.content_sha256 is None:  # pragma: no cover - E-CV implies both
-            refused.append(
-                f"{name}: rejected for its spread, but the validator returned no submission; please report it"
-            )
-        elif result.submission.payload.example:
-            refused.append(f"{name}: is marked example: true; runs beyond the gate must be measurements")
-        else:
-            taken.append(Accepted(name, result.submission, result.content_sha256))
-    if refused:
-        raise BuildRefusedError(
-            f"{len(refused)} of {len(results)} runs beyond the gate are not measurements rejected for their spread "
-            f"(E-CV) alone, so nothing was built: {_listed(refused)}. Run `ecocompute validate` on them, then move "
-            "or remove them, and build again."
-        )
-    return tuple(taken)

@@ -8,7 +8,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ecocompute.publish.inputs import Accepted, Gathered
+from ecocompute.publish.inputs import Gathered, Verdict
 from ecocompute.schema.models import SCHEMA_VERSION
 
 MANIFEST = "MANIFEST.json"
@@ -31,16 +31,16 @@ def _version(package: str) -> str:
         return "unknown"
 
 
-def submission_entry(item: Accepted) -> dict[str, Any]:
+def submission_entry(v: Verdict) -> dict[str, Any]:
     """A submission as the manifest lists it."""
-    p = item.submission.payload
     return {
-        "path": item.name,
-        "submission_id": p.submission_id,
-        "content_sha256": item.content_sha256,
-        "windows": sum(len(m.windows) for m in p.measurements),
-        "warmup_windows": sum(len(m.warmup) for m in p.measurements),
-        "example": p.example,
+        "path": v.name,
+        "submission_id": v.submission_id,
+        "content_sha256": v.content_sha256,
+        "windows": v.windows,
+        "warmup_windows": v.warmup_windows,
+        "example": v.example,
+        "passes_cv_gate": v.passes_cv_gate,
     }
 
 
@@ -52,27 +52,31 @@ def file_entries(folder: Path) -> list[dict[str, Any]]:
     ]
 
 
-def manifest_text(folder: Path, version: str, gathered: Gathered, include_examples: bool) -> str:
+def manifest_text(folder: Path, version: str, gathered: Gathered) -> str:
     """The manifest of a finished build folder (no timestamps, so equal inputs give equal bytes).
 
-    ``beyond_gate`` lists the runs the card's "Beyond the gate" section pools with the submissions (not in the
-    tables); ``counts`` counts the dataset's submissions only.
+    ``submissions`` lists every file whose rows are in the ``_all`` configs, each with ``passes_cv_gate``;
+    ``counts`` counts the gated tier and the whole; ``rejected`` names the files ``rejections.json`` details.
     """
-    submissions = [submission_entry(item) for item in gathered.accepted]
+    submissions = [submission_entry(v) for v in gathered.kept]
+    gated = [s for s in submissions if s["passes_cv_gate"]]
     document = {
         "dataset": "ecocompute",
         "version": version,
         "schema_version": SCHEMA_VERSION,
         "generator": {name: _version(name) for name in GENERATOR_PACKAGES},
-        "include_examples": include_examples,
+        "include_examples": gathered.include_examples,
         "counts": {
-            "submissions": len(submissions),
-            "windows": sum(s["windows"] for s in submissions),
-            "warmup_windows": sum(s["warmup_windows"] for s in submissions),
+            "submissions": len(gated),
+            "windows": sum(s["windows"] for s in gated),
+            "warmup_windows": sum(s["warmup_windows"] for s in gated),
+            "submissions_all": len(submissions),
+            "windows_all": sum(s["windows"] for s in submissions),
+            "rejected": len(gathered.rejected),
         },
         "submissions": submissions,
         "skipped_examples": list(gathered.skipped_examples),
-        "beyond_gate": [submission_entry(item) for item in gathered.beyond_gate],
+        "rejected": [v.name for v in gathered.rejected],
         "files": file_entries(folder),
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

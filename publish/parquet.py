@@ -1,8 +1,8 @@
 """Parquet files that come out byte-identical for the same rows.
 
-pyarrow writes no timestamp into a file; what could vary is fixed here: one shard per table, zstd at a fixed
-level, a fixed row-group size, dictionary encoding and statistics on, page index off. The ``created_by``
-string names the pyarrow version, so bytes are identical for the same software (the MANIFEST records it).
+polars writes no timestamp into a file; what could vary is fixed here: one shard per config, zstd at a fixed
+level, a fixed row-group size and statistics on. The writer names its polars version, so bytes are identical for
+the same software (the MANIFEST records it). Tables are streamed (``sink_parquet``), never held whole.
 """
 
 from __future__ import annotations
@@ -16,22 +16,17 @@ ROW_GROUP_ROWS = 131_072
 ZSTD_LEVEL = 9
 
 
-def write_parquet(frame: pl.DataFrame, path: Path) -> None:
-    """Write ``frame`` to ``path`` with fixed settings (the caller makes it atomic)."""
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
+def sink(rows: pl.LazyFrame, path: Path) -> None:
+    """Stream ``rows`` to ``path`` with fixed settings (the caller makes it atomic)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(
-        frame.to_arrow(),
-        path,
-        row_group_size=ROW_GROUP_ROWS,
-        compression="zstd",
-        compression_level=ZSTD_LEVEL,
-        use_dictionary=True,
-        write_statistics=True,
-        write_page_index=False,
-        store_schema=True,
+    rows.sink_parquet(
+        path, compression="zstd", compression_level=ZSTD_LEVEL, statistics=True, row_group_size=ROW_GROUP_ROWS
     )
+
+
+def write_parquet(frame: pl.DataFrame, path: Path) -> None:
+    """Write a small ``frame`` to ``path`` with the same settings as :func:`sink`."""
+    sink(frame.lazy(), path)
 
 
 def data_file(config: str) -> str:

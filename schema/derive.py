@@ -28,9 +28,9 @@ def passes_cv_gate(cv_pct: float, gate_pct: float = CV_GATE_PCT) -> bool:
 @lru_cache(maxsize=256)
 def t_quantile_975(dof: int) -> float:
     """Two-sided 95% Student t quantile for ``dof`` degrees of freedom."""
-    from scipy.stats import t
+    from scipy.special import stdtrit  # the t quantile without scipy.stats, whose import costs seconds
 
-    return float(t.ppf(0.975, dof))
+    return float(stdtrit(dof, 0.975))
 
 
 def figure(description: str, unit: str | None = None) -> Any:

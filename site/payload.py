@@ -18,7 +18,8 @@ from typing import Any
 import polars as pl
 
 from ecocompute.analysis.change import change_frame
-from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, crossover_frame
+from ecocompute.analysis.crossovers import crossover_frame
+from ecocompute.analysis.defaults import DEFAULT_N_BOOT, DEFAULT_SEED
 from ecocompute.analysis.load import load_table
 from ecocompute.publish.hub import DEFAULT_HF_REPO
 from ecocompute.schema.errors import UsageError

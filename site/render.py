@@ -41,6 +41,10 @@ class BuildSettings(Protocol):
     def seed(self) -> int:
         """Seed of the bootstrap."""
 
+    @property
+    def doi(self) -> str | None:
+        """The dataset's DOI, when known."""
+
 
 @dataclass(frozen=True)
 class SiteResult:
@@ -117,6 +121,6 @@ def write_build_site(
     ``gated`` and ``everything``: the crossovers the build computed for its card, of the gate tier and of every
     accepted row, so the site runs no bootstrap of its own.
     """
-    settings = SiteOptions(version=version, hf_repo=options.hf_repo, n_boot=options.n_boot, seed=options.seed)
+    settings = SiteOptions(version, options.hf_repo, options.doi, options.n_boot, options.seed)
     known = {tier: frame for tier, frame in (("gate", gated), ("all", everything)) if frame is not None}
     return write_site(folder, folder / SITE_DIR, settings, known)

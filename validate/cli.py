@@ -77,7 +77,10 @@ def _summary_table(results: list[FileResult]) -> Table:
     for name in ("file", "verdict", "errors", "warnings"):
         table.add_column(name, justify="left" if name in ("file", "verdict") else "right")
     for r in results:
-        verdict = "[green]accepted[/]" if r.accepted else "[red]rejected[/]"
+        if not r.accepted:
+            verdict = "[red]rejected[/]"
+        else:
+            verdict = "[green]accepted[/]" if r.passes_cv_gate else f"[yellow]{report.ALL_TIER}[/]"
         warnings = len(r.findings) - len(r.errors)
         table.add_row(escape(report.clean(r.path)), verdict, str(len(r.errors)), str(warnings))
     return table
@@ -110,7 +113,9 @@ def validate(
 ) -> None:
     """Validate submissions: schema, signature, path, recomputed figures, plausibility, duplicates.
 
-    Exit code 0 when every file is accepted, 1 when any is rejected, 2 for a usage or I/O error.
+    A file whose only errors are E-CV (CV of J/token above the gate) is accepted into the dataset's all tier,
+    not its gate tier. Exit code 0 when every file is accepted (either tier), 1 when any is rejected, 2 for a
+    usage or I/O error.
 
     Example: ecocompute validate --changed-since origin/main --allowed-signers submissions/allowed_signers
     """

@@ -25,7 +25,7 @@ import sshsig
 from ecocompute.schema.models import Measurement, Payload, Submission
 from ecocompute.schema.signing import parse_allowed_signers
 from ecocompute.validate import checks, windows
-from ecocompute.validate.findings import Finding, finding
+from ecocompute.validate.findings import GATE_CODES, Finding, finding
 from ecocompute.validate.gpus import GENERIC, GpuBounds, bounds_for
 from ecocompute.validate.raw import MAX_FILE_BYTES, check_bytes, check_size
 
@@ -48,13 +48,38 @@ class FileResult:
 
     @property
     def accepted(self) -> bool:
-        """True when no finding is an error (warnings do not reject)."""
-        return not any(f.is_error for f in self.findings)
+        """True when no error finding rejects the file: warnings and E-CV (the gate) do not."""
+        return not self.rejections
+
+    @property
+    def passes_cv_gate(self) -> bool:
+        """True when no measurement's CV of J/token is above the gate (no E-CV finding)."""
+        return not any(f.code in GATE_CODES for f in self.findings)
+
+    @property
+    def tier(self) -> str | None:
+        """``"gate"`` (accepted, passes the CV gate), ``"all"`` (accepted, E-CV only) or None (rejected)."""
+        if not self.accepted:
+            return None
+        return "gate" if self.passes_cv_gate else "all"
+
+    def measurement_passes_cv_gate(self, index: int) -> bool:
+        """True when measurement ``index`` of the payload has no E-CV finding."""
+        prefix = f"payload.measurements[{index}]"
+        return not any(
+            f.code in GATE_CODES and (f.path == prefix or f.path.startswith((prefix + ".", prefix + "[")))
+            for f in self.findings
+        )
 
     @property
     def errors(self) -> tuple[Finding, ...]:
-        """The findings that reject the file."""
+        """Every error finding, E-CV included."""
         return tuple(f for f in self.findings if f.is_error)
+
+    @property
+    def rejections(self) -> tuple[Finding, ...]:
+        """The error findings that reject the file (every error but E-CV)."""
+        return tuple(f for f in self.findings if f.is_error and f.code not in GATE_CODES)
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,8 @@ CODES: dict[str, str] = {
     "E-WINDOW-COUNT": "fewer windows than method.min_windows, or more than method.max_windows",
     "E-WINDOW-SHORT": "a window is shorter than method.window_min_s",
     "E-WINDOW-INDEX": "window indices are not unique and increasing",
-    "E-CV": "the coefficient of variation of J/token is above the gate (2% by default)",
+    "E-CV": "the CV of J/token is above the gate (2% by default): accepted into the all tier only",
+    "E-DERIVE": "no J/token or CV can be derived from a measurement's windows",
     "E-POWER": "a window's average power is below the floor or above 1.1 x the power limit",
     "E-INTEGRAL": "counter energy and integrated-power energy differ by more than 5%",
     "E-TOKENS": "a window's tokens differ from batch_size x new_tokens x generate_calls",
@@ -90,6 +91,11 @@ CODES: dict[str, str] = {
     "W-SHARED": "other processes used the GPU during a window",
     "W-EXAMPLE": "the submission is marked as an example, not a measurement",
 }
+
+
+# Error codes that keep a file out of the gate-passing tier but not out of the dataset: a file whose only
+# errors are these is accepted into the *all* tier (exit 0, ``FileResult.passes_cv_gate`` False).
+GATE_CODES = frozenset({"E-CV"})
 
 
 def severity_of(code: str) -> Severity:

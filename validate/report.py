@@ -36,6 +36,16 @@ def md(text: object, limit: int = MAX_TEXT) -> str:
     return _MD_SPECIAL.sub(r"\\\1", clean(text, limit))
 
 
+ALL_TIER = "accepted, all tier (CV above the gate)"
+
+
+def verdict(result: FileResult) -> str:
+    """The file's verdict in words: accepted into the gate tier, accepted into the all tier, or rejected."""
+    if not result.accepted:
+        return "rejected"
+    return "accepted" if result.passes_cv_gate else ALL_TIER
+
+
 @dataclass(frozen=True)
 class MeasurementRow:
     """One line of a submission's table: what was derived from one measurement's windows."""
@@ -46,6 +56,7 @@ class MeasurementRow:
     derived: Derived | None
     error: str | None
     accepted: bool
+    passes_cv_gate: bool = True
 
 
 def _belongs(finding: Finding, prefix: str) -> bool:
@@ -61,7 +72,7 @@ def measurement_rows(result: FileResult) -> list[MeasurementRow]:
     for i, m in enumerate(payload.measurements):
         derived = safe_derive(m.windows, payload.idle.power_w) if m.windows else None
         prefix = f"payload.measurements[{i}]"
-        bad = any(f.is_error and _belongs(f, prefix) for f in result.findings)
+        bad = any(f in result.rejections and _belongs(f, prefix) for f in result.findings)
         rows.append(
             MeasurementRow(
                 i,
@@ -70,6 +81,7 @@ def measurement_rows(result: FileResult) -> list[MeasurementRow]:
                 derived if not isinstance(derived, str) else None,
                 m.error,
                 not bad,
+                result.measurement_passes_cv_gate(i),
             )
         )
     return rows
@@ -85,16 +97,19 @@ def _row_md(row: MeasurementRow) -> str:
     if row.error is not None:
         verdict = "recorded failure: " + md(row.error, 120)
         return f"| {row.precision} | - | - | - | {row.windows} | {verdict} |"
-    verdict = "✅ accepted" if row.accepted else "❌ rejected"
+    if not row.accepted:
+        word = "❌ rejected"
+    else:
+        word = "✅ accepted" if row.passes_cv_gate else "⚠️ all tier (CV above the gate)"
     d = row.derived
     if d is None:
-        return f"| {row.precision} | - | - | - | {row.windows} | {verdict} |"
-    return f"| {row.precision} | {d.j_per_token_mean:.4f} | {_ci(d)} | {d.cv_pct:.2f} | {row.windows} | {verdict} |"
+        return f"| {row.precision} | - | - | - | {row.windows} | {word} |"
+    return f"| {row.precision} | {d.j_per_token_mean:.4f} | {_ci(d)} | {d.cv_pct:.2f} | {row.windows} | {word} |"
 
 
 def _file_md(result: FileResult) -> list[str]:
-    icon = "✅" if result.accepted else "❌"
-    lines = [f"### {icon} {md(result.path, 200)}", ""]
+    icon = ("✅" if result.passes_cv_gate else "⚠️") if result.accepted else "❌"
+    lines = [f"### {icon} {md(result.path, 200)}: {verdict(result)}", ""]
     if result.submission is not None:
         p = result.submission.payload
         lines += [
@@ -119,7 +134,10 @@ def _file_md(result: FileResult) -> list[str]:
 def markdown_report(results: Sequence[FileResult]) -> str:
     """A markdown report: a summary line, then per file a table of measurements and every finding."""
     rejected = sum(not r.accepted for r in results)
+    all_tier = sum(r.accepted and not r.passes_cv_gate for r in results)
     head = "✅ every file accepted" if not rejected else f"❌ {rejected} of {len(results)} files rejected"
+    if all_tier:
+        head += f"; {all_tier} accepted into the all tier only (CV above the gate: E-CV)"
     lines = [MARKER, f"## ecocompute validation: {head}", ""]
     if not results:
         lines.append("No submission files to validate.")
@@ -170,6 +188,8 @@ def result_json(result: FileResult) -> dict[str, Any]:
     return {
         "path": str(result.path),
         "accepted": result.accepted,
+        "passes_cv_gate": result.passes_cv_gate,
+        "tier": result.tier,
         "content_sha256": result.content_sha256,
         "submission_id": sub.payload.submission_id if sub else None,
         "findings": [
@@ -182,6 +202,7 @@ def result_json(result: FileResult) -> dict[str, Any]:
                 "windows": row.windows,
                 "error": row.error,
                 "accepted": row.accepted,
+                "passes_cv_gate": row.passes_cv_gate,
                 "derived": _derived_json(row.derived),
             }
             for row in measurement_rows(result)

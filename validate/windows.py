@@ -82,7 +82,7 @@ def check_cv(derived: Derived | str, max_cv_pct: float, index: int) -> list[Find
     """The recomputed CV of J/token is at most ``max_cv_pct``."""
     where = f"payload.measurements[{index}].windows"
     if isinstance(derived, str):
-        return [finding("E-CV", where, f"no CV can be computed: {derived}")]
+        return [finding("E-DERIVE", where, f"no CV can be computed: {derived}")]
     if derived.cv_pct > max_cv_pct:
         return [
             finding(

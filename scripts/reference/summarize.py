@@ -19,7 +19,7 @@ import polars as pl
 
 from ecocompute.analysis import change_vs_baseline, crossover
 from ecocompute.analysis.crossovers import DEFAULT_N_BOOT, DEFAULT_SEED, format_params
-from ecocompute.analysis.tables import jpt_frame, stack_frame, torch_compile_ran
+from ecocompute.analysis.j_per_token import j_per_token_frame, stack_frame, torch_compile_ran
 from ecocompute.collector.state import read_state
 from ecocompute.schema.derive import Derived, derive, integral_diff_pct, mean_std
 from ecocompute.schema.io import load_submission
@@ -248,7 +248,7 @@ def stack_section(paths: list[Path]) -> str:
     lines = ["| shape | batch | precision | compiled stack | eager J/token (runs) | compiled J/token (runs) "
              "| torch.compile ran | compiled vs eager | static % eager | static % compiled |",
              "|---|---:|---|---|---:|---:|---|---:|---:|---:|"]  # fmt: skip
-    for r in stack_frame(jpt_frame(measurements)).iter_rows(named=True):
+    for r in stack_frame(j_per_token_frame(measurements)).iter_rows(named=True):
         lines.append(
             f"| {r['architecture']} | {r['batch_size']} | {r['precision']} | {r['compiled_stack']} "
             f"| {r['eager_j_per_token']:.3f} ({r['eager_n_submissions']}) "

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from analysis_frames import Sub, frames
 
-from ecocompute.analysis import change_vs_baseline, jpt_table, stack_table
+from ecocompute.analysis import change_vs_baseline, j_per_token_table, stack_table
 from ecocompute.analysis.change import ratio_ci95
 from ecocompute.analysis.frames import with_null_columns
 from ecocompute.schema.derive import t_quantile_975
@@ -75,7 +75,7 @@ def test_wrong_inputs_are_usage_errors() -> None:
 def test_jpt_table_pools_submissions_of_one_cell() -> None:
     subs = [Sub("x1", 10**9, {"fp16": [2.0, 2.0]}), Sub("x2", 10**9, {"fp16": [4.0, 4.0]}),
             Sub("x3", 10**9, {"fp16": [9.0, 9.0]}, stack="compiled")]  # fmt: skip
-    table = jpt_table(frames(subs)[0])
+    table = j_per_token_table(frames(subs)[0])
     eager = table.filter(pl.col("software_stack") == "eager").row(0, named=True)
     assert eager["n_submissions"] == 2 and eager["j_per_token"] == pytest.approx(3.0)
     assert (eager["j_per_token_min"], eager["j_per_token_max"]) == (2.0, 4.0)
@@ -110,7 +110,7 @@ def test_the_tables_say_where_the_compiled_stack_did_not_compile() -> None:
     ]
     measurements = frames(subs)[0]
     counts = ("software_stack", "precision", "n_submissions", "n_compiled", "n_not_compiled")
-    assert jpt_table(measurements).select(counts).rows() == [
+    assert j_per_token_table(measurements).select(counts).rows() == [
         ("compiled", "fp16", 2, 2, 0), ("compiled", "nf4", 2, 0, 1),  # c2's nf4: not recorded
         ("eager", "fp16", 1, 0, 0), ("eager", "nf4", 1, 0, 0),
     ]  # fmt: skip
@@ -139,7 +139,7 @@ def test_jpt_table_never_pools_workload_lengths() -> None:
     """The prefill is spread over the generated tokens, so the same model at another length is another row."""
     subs = [Sub("l1", 10**9, {"fp16": [2.0, 2.0]}), Sub("l2", 10**9, {"fp16": [4.0, 4.0]}, new_tokens=64),
             Sub("l3", 10**9, {"fp16": [3.0, 3.0]}, prompt_tokens=512)]  # fmt: skip
-    table = jpt_table(frames(subs)[0])
+    table = j_per_token_table(frames(subs)[0])
     assert table.height == 3
     assert table.select("prompt_tokens", "new_tokens", "j_per_token", "n_submissions").rows() == [
         (128, 64, 4.0, 1),
@@ -165,13 +165,13 @@ def test_a_measurements_table_without_prompt_tokens_is_one_unknown_prompt_length
             Sub("o4", 10**9, {"fp16": [6.0, 6.0]}, new_tokens=64)]  # fmt: skip
     older = frames(subs)[0].drop("prompt_tokens")
     columns = ("software_stack", "prompt_tokens", "new_tokens", "precision", "j_per_token", "n_submissions")
-    assert jpt_table(older).select(columns).rows() == [
+    assert j_per_token_table(older).select(columns).rows() == [
         ("compiled", None, 256, "fp16", 1.0, 1),
         ("eager", None, 64, "fp16", 6.0, 1),
         ("eager", None, 256, "fp16", 3.0, 2),
         ("eager", None, 256, "nf4", 3.0, 1),
     ]
-    assert jpt_table(older.to_pandas())["prompt_tokens"].isna().all()
+    assert j_per_token_table(older.to_pandas())["prompt_tokens"].isna().all()
     both = stack_table(older)
     assert both.select("prompt_tokens", "new_tokens", "eager_j_per_token", "compiled_j_per_token").rows() == [
         (None, 256, 3.0, 1.0)

@@ -10,7 +10,7 @@ from analysis_frames import ADA, RTX5090, T4
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecocompute.analysis.crossing import cap_for, crossing_log10, percentile_ci, saturating_crossover_b
+from ecocompute.analysis.zero_crossing import cap_for, crossing_log10, percentile_ci, saturating_crossover_b
 
 
 def _changes(rows: list[tuple[float, float, float]]) -> tuple[np.ndarray, np.ndarray]:

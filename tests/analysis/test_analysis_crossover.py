@@ -187,7 +187,33 @@ def test_the_exported_function_is_not_shadowed_by_a_submodule() -> None:
 
     import ecocompute.analysis as package
 
-    for name, module in (("crossover", "crossovers"), ("change_vs_baseline", "change"), ("jpt_table", "tables"),
-                         ("stack_table", "tables")):  # fmt: skip
+    pairs = (
+        ("crossover", "crossovers"),
+        ("change_vs_baseline", "change"),
+        ("change_table", "change"),
+        ("j_per_token_table", "j_per_token"),
+        ("stack_table", "j_per_token"),
+        ("select", "selection"),
+    )
+    for name, module in pairs:
         importlib.import_module(f"ecocompute.analysis.{module}")
         assert callable(getattr(package, name)), name
+
+
+def test_a_size_with_many_submissions_draws_its_mean_from_a_normal_with_the_same_spread() -> None:
+    """Above RESAMPLE_LIMIT submissions of a size, the CI comes from the normal approximation: close to resampling."""
+    from ecocompute.analysis import crossovers as module
+    from ecocompute.analysis.crossovers import crossover_frame
+
+    subs = [s for k in range(60) for s in sweep({10**9: 20.0 + k % 5, 7 * 10**9: -10.0 - k % 3}, prefix=f"k{k}-")]
+    measurements, windows = frames(subs)
+    fast = crossover_frame(measurements, windows, n_boot=400).row(0, named=True)
+    limit = module.RESAMPLE_LIMIT
+    try:
+        module.RESAMPLE_LIMIT = 10**9
+        slow = crossover_frame(measurements, windows, n_boot=400).row(0, named=True)
+    finally:
+        module.RESAMPLE_LIMIT = limit
+    assert fast["crossover_params"] == pytest.approx(slow["crossover_params"])
+    for end in ("ci95_low_params", "ci95_high_params"):
+        assert fast[end] == pytest.approx(slow[end], rel=0.02), end

@@ -19,6 +19,12 @@ from ecocompute.publish.build import BuildOptions, BuildResult, build
 from ecocompute.publish.inputs import Source
 
 
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that builds with the default cache folder writes under the test's folder, not the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
 @pytest.fixture
 def make_tree(tmp_path: Path, keys: Any) -> TreeMaker:
     """Write signed submissions (given as documents or specs) into a fresh submissions folder; return it."""

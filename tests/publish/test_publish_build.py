@@ -9,8 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandera.polars as pa
 import polars as pl
 import pytest
+from publish_examples import example_document
 from publish_helpers import EXAMPLES, SMALL, TreeMaker
 
 from ecocompute.publish.build import BuildOptions, BuildResult, build
@@ -69,10 +71,19 @@ def test_manifest_records_each_submission_hash_and_each_file(example_build: Buil
     assert listed == on_disk
 
 
-def test_tables_pass_their_pandera_models_and_are_sorted(example_build: BuildResult) -> None:
-    windows = WindowsTable.validate(_read(example_build.out, "windows"))
-    measurements = MeasurementsTable.validate(_read(example_build.out, "measurements"))
-    submissions = SubmissionsTable.validate(_read(example_build.out, "submissions"))
+def _checked(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.DataFrame:
+    """``frame`` checked by ``model`` (with ``passes_cv_gate``, which the build adds where the model lacks it)."""
+    assert frame["passes_cv_gate"].dtype == pl.Boolean
+    if "passes_cv_gate" not in model.to_schema().columns:
+        frame = frame.drop("passes_cv_gate")
+    return model.validate(frame)
+
+
+@pytest.mark.parametrize("suffix", ["", "_all"])
+def test_tables_pass_their_pandera_models_and_are_sorted(example_build: BuildResult, suffix: str) -> None:
+    windows = _checked(_read(example_build.out, "windows" + suffix), WindowsTable)
+    measurements = _checked(_read(example_build.out, "measurements" + suffix), MeasurementsTable)
+    submissions = _checked(_read(example_build.out, "submissions" + suffix), SubmissionsTable)
     assert windows.equals(windows.sort("submission_id", "precision", "warmup", "window_index"))
     assert measurements.equals(measurements.sort("submission_id", "precision"))
     assert submissions["submission_id"].to_list() == sorted(submissions["submission_id"].to_list())
@@ -91,16 +102,61 @@ def test_measurements_name_their_workload_length(example_build: BuildResult) -> 
     assert joined["prompt_tokens"].unique().to_list() == [128]
 
 
-def test_a_rejected_submission_refuses_the_whole_build(tmp_path: Path, make_tree: TreeMaker) -> None:
+def test_a_rejected_file_is_left_out_and_published_in_rejections(tmp_path: Path, make_tree: TreeMaker) -> None:
     root = make_tree()
     victim = discover(root)[1]
     victim.write_text(victim.read_text().replace('"temp_c_end": 42.0', '"temp_c_end": 43.0', 1))
-    out = tmp_path / "out"
+    result = build([Source.at(root)], tmp_path / "out")
+    assert (result.submissions, result.rejected) == (2, 1)
+    (entry,) = json.loads((result.out / "rejections.json").read_text())
+    assert entry["file"] == f"submissions/{victim.relative_to(root)}" and "E-SIGNATURE" in entry["codes"]
+    assert entry["submission_id"] == victim.stem and len(entry["messages"]) == len(entry["codes"])
+    assert entry["submission_id"] not in _read(result.out, "submissions_all")["submission_id"].to_list()
+    out = tmp_path / "strict"
     with pytest.raises(BuildRefusedError) as refused:
-        build([Source.at(root)], out)
+        build([Source.at(root)], out, BuildOptions(strict=True))
     assert "1 of 3 submissions are rejected" in str(refused.value)
     assert "E-SIGNATURE" in str(refused.value) and victim.name in str(refused.value)
     assert not out.exists()
+
+
+def test_e_cv_alone_enters_the_all_tier_only(tmp_path: Path, make_tree: TreeMaker) -> None:
+    """A file whose only error is E-CV: rows in the _all configs marked passes_cv_gate = false, not in the others."""
+    noisy = example_document(SMALL[0], 300, n_windows=6)
+    noisy["payload"].update(example=False, notes="synthetic test data")
+    for i, window in enumerate(noisy["payload"]["measurements"][1]["windows"]):
+        window["energy_j"] *= 1.0 + (0.08 if i % 2 else -0.08)
+        window["energy_j_power_integrated"] = window["energy_j"]
+    root = make_tree(SMALL[1:2], documents=[noisy])
+    result = build([Source.at(root)], tmp_path / "out")
+    assert (result.submissions, result.submissions_all, result.rejected) == (1, 2, 0)
+    noisy_id = noisy["payload"]["submission_id"]
+    for config in ("measurements", "windows", "submissions"):
+        gated, everything = _read(result.out, config), _read(result.out, config + "_all")
+        assert noisy_id not in gated["submission_id"].to_list() and gated["passes_cv_gate"].all()
+        marked = everything.filter(pl.col("submission_id") == noisy_id)
+        # a measurement (and its windows) is marked by its own CV; the submission fails when one of them does
+        expected = {"fp16": True, "nf4": False} if config != "submissions" else {None: False}
+        got = {r.get("precision"): r["passes_cv_gate"] for r in marked.iter_rows(named=True)}
+        assert marked.height > 0 and got == expected
+    manifest = read_manifest(result.out)
+    assert manifest["counts"]["submissions"] == 1 and manifest["counts"]["submissions_all"] == 2
+
+
+def test_a_rebuild_validates_only_what_changed(tmp_path: Path, make_tree: TreeMaker) -> None:
+    root = make_tree()
+    cache = tmp_path / "cache"
+    first = build([Source.at(root)], tmp_path / "a", BuildOptions(cache=cache))
+    again = build([Source.at(root)], tmp_path / "b", BuildOptions(cache=cache))
+    assert (first.validated, again.validated) == (3, 0)
+    assert _snapshot(first.out) == _snapshot(again.out)
+    victim = discover(root)[0]
+    victim.write_text(victim.read_text().replace('"temp_c_end": 42.0', '"temp_c_end": 43.0', 1))
+    changed = build([Source.at(root)], tmp_path / "c", BuildOptions(cache=cache))
+    assert (changed.validated, changed.rejected, changed.submissions) == (1, 1, 2)
+    (tmp_path / "cache-signers").write_text((root / "allowed_signers").read_text() + "\n")
+    resigned = build([Source.at(root, tmp_path / "cache-signers")], tmp_path / "d", BuildOptions(cache=cache))
+    assert resigned.validated == 3  # another allowed_signers file: every verdict is made again
 
 
 def test_examples_stay_out_unless_asked(tmp_path: Path, make_tree: TreeMaker) -> None:
@@ -141,11 +197,12 @@ import os, signal, sys
 from pathlib import Path
 import ecocompute.publish.build as b
 from ecocompute.publish.inputs import Source
-real = b.write_parquet
-def write_then_die(frame, path):
-    real(frame, path)
+import ecocompute.publish.configs as c
+real = c.sink
+def write_then_die(rows, path):
+    real(rows, path)
     os.kill(os.getpid(), signal.SIGKILL)
-b.write_parquet = write_then_die
+c.sink = write_then_die
 b.build([Source.at(Path(sys.argv[1]))], Path(sys.argv[2]))
 """
 

@@ -11,11 +11,17 @@ import pytest
 import yaml
 from factories import make_submission
 
-from ecocompute.analysis.change import change_frame
-from ecocompute.analysis.crossovers import crossover_frame
-from ecocompute.analysis.tables import jpt_frame
+from ecocompute.analysis.defaults import ALL_CONFIGS
+from ecocompute.analysis.results import Results, analyse
+from ecocompute.analysis.sections import (
+    crossover_section,
+    j_per_token_sections,
+    sensor_section,
+    split_sections,
+    stack_section,
+)
 from ecocompute.publish.build import BuildResult
-from ecocompute.publish.card import crossover_section, jpt_sections, size_category, split_sections, stack_section
+from ecocompute.publish.card import size_category
 from ecocompute.publish.columns import BY_CONFIG
 from ecocompute.publish.figures import draw_figures
 from ecocompute.schema.models import Submission
@@ -28,6 +34,12 @@ from ecocompute.schema.tables import (
     window_rows,
     windows_frame,
 )
+
+
+def _results(subs: list[Submission], n_boot: int = 20, frame: pl.DataFrame | None = None) -> Results:
+    measurements = frame if frame is not None else measurements_frame([r for s in subs for r in measurement_rows(s)])
+    windows = windows_frame([row for sub in subs for row in window_rows(sub)])
+    return analyse(measurements, windows, n_boot=n_boot, seed=1)
 
 
 def _front_matter(card: str) -> dict[str, object]:
@@ -49,7 +61,7 @@ def test_front_matter_declares_licence_name_tags_size_and_configs(card: str, exa
     assert {"energy", "quantization"} <= set(meta["tags"])  # type: ignore[arg-type]
     assert meta["size_categories"] == [size_category(example_build.windows)]
     configs = {c["config_name"]: c for c in meta["configs"]}  # type: ignore[attr-defined]
-    assert set(configs) == {"windows", "measurements", "submissions"}
+    assert set(configs) == set(ALL_CONFIGS)
     assert configs["measurements"].get("default") is True
     for name, config in configs.items():
         (files,) = config["data_files"]
@@ -57,7 +69,7 @@ def test_front_matter_declares_licence_name_tags_size_and_configs(card: str, exa
         assert [p.name for p in example_build.out.glob(files["path"])] == ["train-00000-of-00001.parquet"], name
 
 
-@pytest.mark.parametrize("config", ["windows", "measurements", "submissions"])
+@pytest.mark.parametrize("config", ALL_CONFIGS)
 def test_load_dataset_reads_every_config_offline(
     config: str, example_build: BuildResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -74,20 +86,25 @@ def test_default_config_is_measurements(example_build: BuildResult, tmp_path: Pa
     assert "j_per_token_mean" in loaded.column_names
 
 
-def test_card_shows_the_researchers_three_line_example(card: str) -> None:
+def test_card_shows_the_researchers_snippets(card: str) -> None:
     block = card.split("## Load it", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     code = [line for line in block.splitlines() if line.strip()]
     assert code[0] == "from datasets import load_dataset"
-    assert code[1].startswith('measurements = load_dataset("ecocompute/llm-inference-energy", "measurements"')
-    assert len(code) == 3
+    assert code[1].startswith('m = load_dataset("ecocompute/llm-inference-energy", "measurements"')
+    reproduce = card.split("## How to reproduce every number", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert "from ecocompute.analysis import change_table, crossover, select" in reproduce
+    assert '"measurements_all"' in reproduce and '"windows_all"' in reproduce
 
 
-def test_card_explains_method_columns_caveats_and_citation(card: str) -> None:
+def test_card_prose_before_the_columns_is_short_and_cites_with_a_url(card: str) -> None:
+    body = card.split("\n---\n", 1)[1]
+    assert body.split("## Columns", 1)[0].count("\n") <= 200
     for phrase in ("## How a number is made", "## Caveats", "GPU package power only", "Random-init rows stay apart",
-                   "INT8 on random weights", "A crossover belongs to a card and a software stack", "## Citation",
-                   "doi:10.5281/zenodo.18900289", "@misc{ecocompute_dataset", "--include-examples"):  # fmt: skip
+                   "## Citation", "doi:10.5281/zenodo.18900289", "@misc{ecocompute_dataset",
+                   "url      = {https://huggingface.co/datasets/ecocompute/llm-inference-energy}",
+                   "version  = {0.1.0}", "## Findings", "rejections.json"):  # fmt: skip
         assert phrase in card, phrase
-    columns = card.split("## Columns", 1)[1].split("## Caveats", 1)[0]
+    columns = card.split("## Columns", 1)[1].split("## Changelog", 1)[0]
     for config, documented in BY_CONFIG.items():
         for name in documented:
             assert f"`{name}`" in columns, (config, name)
@@ -102,18 +119,30 @@ def test_every_table_column_has_a_documented_basis() -> None:
 def test_card_tables_crossover_and_figures(card: str, example_build: BuildResult) -> None:
     assert "### Synthetic example GPU · eager stack · batch 1 · 128+256 tokens · random-init weights" in card
     assert re.search(r"\| Qwen2\.5-7B \| 7\.62B \| \d\.\d{4} ±\d\.\d\d% \|", card)
-    crossover = card.split("## Crossover", 1)[1].split("## Figures", 1)[0]
+    crossover = card.split("## Crossover", 1)[1].split("## Beyond the gate", 1)[0]
     assert re.search(
         r"\| Synthetic example GPU \| eager \| 1 \| 128\+256 \| nf4 \| random-init \| 494M-14\.8B \(6\) "
         r"\| 4\.\d\dB \| 4\.\d\dB-4\.\d\dB \|",
         crossover,
     )
     assert "no crossover between 494M and 14.8B: int8 costs more" in crossover
-    assert "seed 20261130" in crossover
     images = re.findall(r"!\[[^\]]*\]\((figures/[^)]+\.png)\)", card)
-    assert len(images) == 6
+    assert len(images) == 3  # one change figure per stack x batch measured at two sizes or more
     for image in images:
         assert (example_build.out / image).read_bytes().startswith(b"\x89PNG")
+        stem = image.removesuffix(".png")
+        assert (example_build.out / f"{stem}.svg").read_bytes().startswith(b"<?xml")
+        assert (example_build.out / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
+    captions = re.findall(r"^\*(Change in J/token.+)\* \(\[SVG\]", card, re.M)
+    assert len(captions) == 3 and all("From `measurements_all`:" in c for c in captions)
+
+
+def test_png_figures_are_300_dpi(example_build: BuildResult) -> None:
+    from PIL import Image
+
+    for png in (example_build.out / "figures").glob("*.png"):
+        with Image.open(png) as image:
+            assert round(image.info["dpi"][0]) == 300 and image.size[0] >= 2000
 
 
 def test_card_sets_the_stack_beside_precision_and_reports_the_sensor(card: str, example_build: BuildResult) -> None:
@@ -121,7 +150,7 @@ def test_card_sets_the_stack_beside_precision_and_reports_the_sensor(card: str, 
     # the example set measures fp16, bf16 and nf4 of six sizes on both stacks at batch 1
     row = r"^\| Synthetic example GPU \| 1 \| 128\+256 \| random-init \| .+ \| .+ \| (fp16|bf16|nf4) \|"
     assert len(re.findall(row, stack, re.M)) == 18
-    windows = pl.read_parquet(example_build.out / "data" / "windows" / "*.parquet").filter(~pl.col("warmup"))
+    windows = pl.read_parquet(example_build.out / "data" / "windows_all" / "*.parquet").filter(~pl.col("warmup"))
     worst = windows["integral_diff_pct"].max()
     sensor = card.split("## The sensor")[1].split("## Figures")[0]
     assert f"agree within {worst:.2f}% in every one of the {windows.height} measured windows" in sensor
@@ -145,37 +174,37 @@ def test_two_workload_lengths_are_never_pooled_in_the_card_or_the_figures(length
     subs.append(make_submission(50, precisions=("fp16", "nf4"), stack="compiled"))  # at the default length only
     measurements = measurements_frame([row for sub in subs for row in measurement_rows(sub)])
     windows = windows_frame([row for sub in subs for row in window_rows(sub)])
-    jpt, changes = jpt_frame(measurements), change_frame(measurements)
-    assert jpt.height == 10 and jpt["n_submissions"].to_list() == [1] * 10
+    results = analyse(measurements, windows, n_boot=20, seed=1)
+    assert results.j_per_token.height == 10 and results.j_per_token["n_submissions"].to_list() == [1] * 10
     other = "128+64" if "new_tokens" in length else "512+256"
-    sections = jpt_sections(jpt, changes)
+    sections = j_per_token_sections(results)
     for tokens in ("128+256", other):
         assert f"### NVIDIA H200 · eager stack · batch 1 · {tokens} tokens · random-init weights" in sections
-    crossovers = crossover_frame(measurements, windows, n_boot=20)
-    assert crossovers.filter(pl.col("software_stack") == "eager").height == 2
-    table = crossover_section(crossovers, 20, 1)
+    assert results.crossovers.filter(pl.col("software_stack") == "eager").height == 2
+    table = crossover_section(results)
     assert f"| NVIDIA H200 | eager | 1 | {other} | nf4 | random-init | 1.1B-7.62B (2) |" in table
     assert "| NVIDIA H200 | eager | 1 | 128+256 | nf4 | random-init | 1.1B-7.62B (2) |" in table
-    stack = stack_section(jpt)
+    stack = stack_section(results)
     assert stack.count("| NVIDIA H200 | 1 | 128+256 | random-init | TinyLlama-1.1B |") == 2 and other not in stack
-    figures = draw_figures(jpt, changes, crossovers, tmp_path)
-    eager = sorted(f.path for f in figures if "-eager-" in f.path)
+    figures = draw_figures(results, tmp_path)
+    eager = sorted(f.stem for f in figures if "-eager-" in f.stem)
     slug = "p128-n64" if "new_tokens" in length else "p512-n256"
-    assert eager == [f"figures/{kind}-nvidia-h200-eager-b1-{s}-random-init.png"
-                     for kind in ("change", "jpt") for s in sorted(("p128-n256", slug))]  # fmt: skip
+    assert eager == [f"figures/change-nvidia-h200-eager-b1-{s}-random-init" for s in sorted(("p128-n256", slug))]
     assert any(f"{other} tokens" in f.caption for f in figures)
 
 
 def test_sensor_sentence_is_about_measured_windows_as_the_validator_checks_them() -> None:
-    from ecocompute.publish.card import sensor_section
+    from ecocompute.analysis.results import sensor_frame
 
     windows = pl.DataFrame({
         "submission_id": ["s", "s", "s"], "precision": ["fp16"] * 3, "window_index": [0, 0, 1],
         "warmup": [True, False, False], "integral_diff_pct": [30.0, 1.0, 0.5],
     })  # fmt: skip
-    text = sensor_section(windows)
+    results = _results([make_submission(1)])
+    text = sensor_section(results.__class__(**{**results.__dict__, "sensor": sensor_frame(windows)}))
     assert "within 1.00% in every one of the 2 measured windows" in text and "measured window 0." in text
-    assert sensor_section(windows.filter(pl.col("warmup"))) == "No measured windows yet."
+    empty = sensor_frame(windows.filter(pl.col("warmup")))
+    assert sensor_section(results.__class__(**{**results.__dict__, "sensor": empty})) == "No measured windows yet."
 
 
 def test_card_carries_the_changelog(card: str, example_build: BuildResult) -> None:
@@ -187,6 +216,10 @@ def test_figures_carry_no_software_or_date_chunk(example_build: BuildResult) -> 
     for png in (example_build.out / "figures").glob("*.png"):
         data = png.read_bytes()
         assert b"Software" not in data and b"Creation Time" not in data and b"tIME" not in data
+    for svg in (example_build.out / "figures").glob("*.svg"):
+        assert b"<dc:date>" not in svg.read_bytes()
+    for pdf in (example_build.out / "figures").glob("*.pdf"):
+        assert b"CreationDate" not in pdf.read_bytes()
 
 
 def test_stack_section_says_where_torch_compile_did_not_run() -> None:
@@ -197,18 +230,13 @@ def test_stack_section_says_where_torch_compile_did_not_run() -> None:
     measured = [fp16.model_copy(update={"compiled": True}), nf4.model_copy(update={"compiled": False})]
     compiled = compiled.model_copy(update={"payload": compiled.payload.model_copy(update={"measurements": measured})})
     older = make_submission(62, precisions=("fp16", "nf4"), stack="compiled")  # before the field: not recorded
-    rows = [row for sub in (eager, compiled) for row in measurement_rows(sub)]
-    stack = stack_section(jpt_frame(measurements_frame(rows)))
-    assert "| torch.compile ran |" in stack and "the compiled side is the static KV cache alone" in stack
+    stack = stack_section(_results([eager, compiled]))
+    assert "| torch.compile ran |" in stack
     cells = {line.split(" | ")[6]: line.split(" | ")[7:11:3] for line in stack.splitlines() if "| TinyLlama" in line}
     assert cells == {"fp16": ["compiled", "yes"], "nf4": ["compiled", "no"]}
-    both = stack_section(jpt_frame(measurements_frame([*rows, *measurement_rows(older)])))
+    both = stack_section(_results([eager, compiled, older]))
     cells = {line.split(" | ")[6]: line.split(" | ")[10] for line in both.splitlines() if "| TinyLlama" in line}
     assert cells == {"fp16": "1 of 2 (1 not recorded)", "nf4": "0 of 2 (1 not recorded)"}
-
-
-def test_card_splits_each_cell_into_dynamic_energy_and_static_share(card: str) -> None:
-    assert "## Static and dynamic energy" in card and "% static) |" in card.split("## Static and dynamic energy")[1]
 
 
 def test_split_cell_of_several_submissions_is_the_mean_share_and_the_mean_dynamic_energy() -> None:
@@ -218,15 +246,16 @@ def test_split_cell_of_several_submissions_is_the_mean_share_and_the_mean_dynami
         j_per_token_mean=pl.Series([1.0, 2.0]), static_j_per_token=pl.Series([0.9, 0.2]),
         dynamic_j_per_token=pl.Series([0.1, 1.8]),
     )  # fmt: skip
-    text = split_sections(jpt_frame(frame))
+    text = split_sections(_results(subs, frame=frame))
     assert "| TinyLlama-1.1B | 1.1B | 0.9500 (50% static) |" in text
 
 
 def test_split_table_says_not_recorded_for_a_table_without_the_split() -> None:
-    rows = measurement_rows(make_submission(63, precisions=("fp16", "nf4")))
+    subs = [make_submission(63, precisions=("fp16", "nf4"))]
+    rows = measurement_rows(subs[0])
     older = measurements_frame(rows).drop("dynamic_j_per_token", "static_j_per_token")
-    text = split_sections(jpt_frame(older))
+    text = split_sections(_results(subs, frame=older))
     assert "| TinyLlama-1.1B | 1.1B | not recorded | not recorded |" in text
-    assert split_sections(jpt_frame(measurements_frame(rows))).count("% static)") == 2
+    assert split_sections(_results(subs)).count("% static)") == 2
     untyped = measurements_frame(rows).with_columns(pl.lit(None, dtype=pl.String).alias("dynamic_j_per_token"))
-    assert "| TinyLlama-1.1B | 1.1B | not recorded | not recorded |" in split_sections(jpt_frame(untyped))
+    assert "| TinyLlama-1.1B | 1.1B | not recorded | not recorded |" in split_sections(_results(subs, frame=untyped))

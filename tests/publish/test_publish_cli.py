@@ -13,9 +13,11 @@ from ecocompute.validate.core import discover
 
 def test_build_command(tmp_path: Path, make_tree: TreeMaker, capsys: pytest.CaptureFixture[str]) -> None:
     root = make_tree(SMALL[:2])
-    code = main(["publish", "build", "--submissions", str(root), "--out", str(tmp_path / "out")])
-    assert code == 0
+    command = ["publish", "build", "--submissions", str(root), "--cache", str(tmp_path / "cache")]
+    assert main([*command, "--out", str(tmp_path / "out")]) == 0
     assert "built" in capsys.readouterr().out
+    assert main([*command, "--out", str(tmp_path / "again")]) == 0
+    assert "0 file(s) validated, the rest from the cache" in capsys.readouterr().out
     assert (tmp_path / "out" / "MANIFEST.json").is_file()
 
 
@@ -25,7 +27,7 @@ def test_build_command_refuses_with_one_red_line(
     root = make_tree(SMALL[:1])
     target = discover(root)[0]
     target.write_text(target.read_text().replace('"batch_size": 1', '"batch_size": 2', 1))
-    code = main(["publish", "build", "--submissions", str(root), "--out", str(tmp_path / "out")])
+    code = main(["publish", "build", "--submissions", str(root), "--out", str(tmp_path / "out"), "--strict"])
     assert code == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "rejected by the validator" in err
@@ -46,16 +48,11 @@ def test_demo_loads_with_datasets_and_prints_both_tables(
     monkeypatch.setenv("COLUMNS", "160")
     empty = tmp_path / "submissions"
     empty.mkdir()
-    runs = tmp_path / "runs"
-    runs.mkdir()
     code = main(["publish", "demo", "--out", str(tmp_path / "demo"), "--submissions", str(empty),
-                 "--examples", str(EXAMPLES), "--beyond-gate", str(runs)])  # fmt: skip
+                 "--examples", str(EXAMPLES)])  # fmt: skip
     assert code == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "EXAMPLES INCLUDED" in out and 'datasets.load_dataset("' in out
-    # runs/ without the submissions' allowed_signers cannot be checked, so the card leaves it out and says so
-    assert "runs/ left out of the card" in out and "allowed_signers, which is missing" in out
-    assert "beyond the gate" not in out
     assert "J/token · Synthetic example GPU · eager · batch 1 · 128+256 tokens · random-init" in out
     assert "Crossover · Synthetic example GPU · 128+256 tokens · random-init" in out
     assert "crosses" in out and "costs more" in out

@@ -42,11 +42,17 @@ def test_exit_0_for_a_valid_file_and_1_for_the_wrong_pr_author(tree: Tree, capsy
     assert code == 1 and "E-PR-AUTHOR" in out
 
 
-def test_max_cv_gate_is_an_option(tree: Tree, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys, tree.file, "--root", tree.root, "--allowed-signers", tree.allowed_signers, "--max-cv", "0.01"
-    )
-    assert code == 1 and "E-CV" in out
+def test_max_cv_gate_is_an_option_and_e_cv_alone_is_the_all_tier(
+    tree: Tree, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    report_md = tmp_path / "report.md"
+    args = (tree.file, "--root", tree.root, "--allowed-signers", tree.allowed_signers, "--max-cv", "0.01")
+    code, out, _ = run(capsys, *args, "--report-md", report_md)
+    assert code == 0 and "E-CV" in out and "all tier" in out
+    assert "all tier" in report_md.read_text() and "E-CV" in report_md.read_text()
+    code, out, _ = run(capsys, *args, "--json")
+    [entry] = json.loads(out)["files"]
+    assert code == 0 and entry["accepted"] and entry["passes_cv_gate"] is False and entry["tier"] == "all"
 
 
 @pytest.mark.parametrize(

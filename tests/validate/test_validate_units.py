@@ -209,3 +209,8 @@ def test_signer_problems() -> None:
     assert signer_problems(old, "", "alice", KEY)  # a removed line
     assert signer_problems(old, old + f"alice,bob {KEY}\n", "alice", KEY)  # lines for others
     assert signer_problems(old, old + "# a comment\n\n", "alice", "") == []
+
+
+def test_windows_without_a_derivation_are_e_derive_which_rejects() -> None:
+    [f] = windows.check_cv("a window without tokens has no J/token", 2.0, 0)
+    assert f.code == "E-DERIVE" and f.is_error

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import polars as pl
 
 from ecocompute.analysis.change import WORKLOAD_KEYS, precision_rank, usable_measurements
+from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import as_polars, like_input, with_null_columns
 from ecocompute.schema.models import Stack
 
-JPT_KEYS = (
+J_PER_TOKEN_KEYS = (
     "gpu_name",
-    "software_stack",
+    STACK,
     "batch_size",
     *WORKLOAD_KEYS,
     "weights",
@@ -22,39 +24,54 @@ JPT_KEYS = (
 )
 
 
+J_PER_WH = 3600.0
+
+
+def energy_units(column: str) -> list[pl.Expr]:
+    """Wh per 1,000 tokens and tokens per kWh from a J/token ``column`` (1 Wh = 3,600 J)."""
+    return [
+        (pl.col(column) * 1000 / J_PER_WH).alias("wh_per_1k_tokens"),
+        (1000 * J_PER_WH / pl.col(column)).alias("tokens_per_kwh"),
+    ]
+
+
 def _sorted_by_precision(frame: pl.DataFrame, *keys: str) -> pl.DataFrame:
     """``frame`` sorted by ``keys``, then precisions in their usual order (fp16, bf16, ...), then by name."""
     rank = pl.col("precision").map_elements(lambda p: precision_rank(p)[0], return_dtype=pl.Int64).alias("_rank")
     return frame.with_columns(rank).sort(*keys, "_rank", "precision").drop("_rank")
 
 
-def jpt_frame(measurements: pl.DataFrame) -> pl.DataFrame:
-    """Polars core of :func:`jpt_table`."""
+def j_per_token_frame(measurements: pl.DataFrame) -> pl.DataFrame:
+    """Polars core of :func:`j_per_token_table`."""
     usable = usable_measurements(measurements)
     optional = dict.fromkeys(
         ("ci95_pct", "cv_pct", "tokens_per_s", "static_j_per_token", "dynamic_j_per_token"), pl.Float64
     )
     usable = with_null_columns(usable, {**optional, "compiled": pl.Boolean})
-    grouped = usable.group_by(list(JPT_KEYS)).agg(
-        pl.len().alias("n_submissions"),
-        pl.col("n_windows").sum().alias("n_windows"),
-        pl.col("j_per_token_mean").mean().alias("j_per_token"),
-        pl.col("j_per_token_mean").min().alias("j_per_token_min"),
-        pl.col("j_per_token_mean").max().alias("j_per_token_max"),
-        pl.col("ci95_pct").max().alias("ci95_pct_max"),
-        pl.col("cv_pct").max().alias("cv_pct_max"),
-        pl.col("tokens_per_s").mean().alias("tokens_per_s"),
-        (100 * pl.col("static_j_per_token") / pl.col("j_per_token_mean")).mean().alias("static_share_pct"),
-        pl.col("dynamic_j_per_token").mean().alias("dynamic_j_per_token"),
-        (pl.col("compiled") == True).sum().alias("n_compiled"),  # noqa: E712 - a null (not recorded) counts in neither
-        (pl.col("compiled") == False).sum().alias("n_not_compiled"),  # noqa: E712
+    grouped = (
+        usable.group_by(list(J_PER_TOKEN_KEYS))
+        .agg(
+            pl.len().alias("n_submissions"),
+            pl.col("n_windows").sum().alias("n_windows"),
+            pl.col("j_per_token_mean").mean().alias("j_per_token"),
+            pl.col("j_per_token_mean").min().alias("j_per_token_min"),
+            pl.col("j_per_token_mean").max().alias("j_per_token_max"),
+            pl.col("ci95_pct").max().alias("ci95_pct_max"),
+            pl.col("cv_pct").max().alias("cv_pct_max"),
+            pl.col("tokens_per_s").mean().alias("tokens_per_s"),
+            (100 * pl.col("static_j_per_token") / pl.col("j_per_token_mean")).mean().alias("static_share_pct"),
+            pl.col("dynamic_j_per_token").mean().alias("dynamic_j_per_token"),
+            (pl.col("compiled") == True).sum().alias("n_compiled"),  # noqa: E712 - a null (not recorded) counts in neither
+            (pl.col("compiled") == False).sum().alias("n_not_compiled"),  # noqa: E712
+        )
+        .with_columns(*energy_units("j_per_token"))
     )
     return _sorted_by_precision(
-        grouped, "gpu_name", "software_stack", "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
+        grouped, "gpu_name", STACK, "batch_size", *WORKLOAD_KEYS, "weights", "params_total", "architecture"
     )
 
 
-def jpt_table(measurements: Any) -> Any:
+def j_per_token_table(measurements: Any) -> Any:
     """Mean J/token per GPU x stack x batch x workload length x weights x model x precision, over the submissions.
 
     The workload length is ``prompt_tokens`` + ``new_tokens``: the prefill is spread over the generated tokens, so
@@ -70,9 +87,15 @@ def jpt_table(measurements: Any) -> Any:
 
     Example::
 
-        jpt_table(load_dataset("ORG/NAME", "measurements", split="train"))
+        j_per_token_table(load_dataset("ORG/NAME", "measurements", split="train"))
     """
-    return like_input(jpt_frame(as_polars(measurements, "measurements")), measurements)
+    return like_input(j_per_token_frame(as_polars(measurements, "measurements")), measurements)
+
+
+def jpt_table(measurements: Any) -> Any:
+    """Deprecated spelling of :func:`j_per_token_table` (removed in the next release)."""
+    warnings.warn("jpt_table is deprecated: call j_per_token_table", DeprecationWarning, stacklevel=2)
+    return j_per_token_table(measurements)
 
 
 COMPILED_STACKS = tuple(s.value for s in Stack if s.static_cache)
@@ -81,14 +104,14 @@ STACK_KEYS = ("gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "architecture
 
 def _stack_side(stack: str, column: str = "j_per_token", side: str | None = None) -> pl.Expr:
     """``column`` of the row of ``stack`` in a group, named ``<side>_<column>`` (``side`` defaults to ``stack``)."""
-    return pl.col(column).filter(pl.col("software_stack") == stack).first().alias(f"{side or stack}_{column}")
+    return pl.col(column).filter(pl.col(STACK) == stack).first().alias(f"{side or stack}_{column}")
 
 
 def stack_frame(jpt: pl.DataFrame) -> pl.DataFrame:
-    """Polars core of :func:`stack_table`, on :func:`jpt_frame`'s output.
+    """Polars core of :func:`stack_table`, on :func:`j_per_token_frame`'s output.
 
     One pairing per compiled stack (``compiled_stack``), its side named ``compiled_*``. A group_by rather than a
-    join, so that an unknown (null) prompt length pairs with itself as it does in :func:`jpt_frame`; ``jpt`` has
+    join, so that an unknown (null) prompt length pairs with itself as it does in :func:`j_per_token_frame`; ``jpt`` has
     one row per ``STACK_KEYS`` and stack, so ``first`` takes that row.
     """
     pairings = [
@@ -132,7 +155,7 @@ def stack_table(measurements: Any) -> Any:
 
     One row per GPU x batch x workload length x weights x model x precision x compiled stack (``compiled_stack``:
     ``compiled``, or ``compiled-all``, which compiles the bitsandbytes models too) measured on both. Each side is
-    the mean over the submissions that measured it (:func:`jpt_table`), so the two sides come from different
+    the mean over the submissions that measured it (:func:`j_per_token_table`), so the two sides come from different
     submissions (another hour, perhaps another host): set the change from compiling beside the changes between
     precisions, which :func:`change_vs_baseline` takes within one submission. ``eager_n_submissions`` and
     ``compiled_n_submissions`` count each side's submissions, ``compiled_n_compiled`` and
@@ -144,4 +167,4 @@ def stack_table(measurements: Any) -> Any:
 
         stack_table(load_dataset("ORG/NAME", "measurements", split="train"))
     """
-    return like_input(stack_frame(jpt_frame(as_polars(measurements, "measurements"))), measurements)
+    return like_input(stack_frame(j_per_token_frame(as_polars(measurements, "measurements"))), measurements)
