@@ -33,4 +33,4 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash scripts/lint.sh
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal

@@ -7,7 +7,7 @@ process builds with an empty cache (every file validated), and another fresh pro
 time and peak RSS (``resource.getrusage``), so setup memory does not count. Targets for the warm build of 100,000
 submissions: <= 60 s and <= 2 GB.
 
-    python benchmarks/publish_scale.py [--n 10000] > benchmarks/results/publish_scale.txt
+    PYTHONPATH=tests:tests/publish python benchmarks/publish_scale.py [--n 10000] > benchmarks/results/publish_scale.txt
 """
 
 from __future__ import annotations
@@ -22,10 +22,6 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "publish"))
 
 TARGET_S = 60.0
 TARGET_MB = 2048.0

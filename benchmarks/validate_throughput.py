@@ -1,6 +1,6 @@
 """Throughput of the validator: 1,000 generated, signed submissions, signatures checked.
 
-Run ``python benchmarks/validate_throughput.py``; its output is committed to
+Run ``PYTHONPATH=tests python benchmarks/validate_throughput.py``; its output is committed to
 benchmarks/results/validate_throughput.txt. Making and signing the files is setup and is not timed;
 the timed part is one ``validate_files`` call over all of them (the duplicate scan of the tree included).
 Target: at most 10 s on 2 cores.
@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from factories import allowed_signers_line, make_key, make_submission
 

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
-
-sys.path.insert(0, str(Path(__file__).parent))
-
 from factories import Keys, allowed_signers_line, make_key, make_submission
+from hypothesis import settings
 
 from ecocompute.schema.io import write_submission
 

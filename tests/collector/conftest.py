@@ -6,9 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
 from collector_fakes import FakePynvml, VirtualClock
 
 TRACES = Path(__file__).parents[1] / "data" / "traces"

@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1]))
 from factories import load_script, make_submission, submission_document
 
 from ecocompute.schema.derive import derive

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
 from publish_examples import Spec, example_document, write_signed
 from publish_helpers import EXAMPLES, SMALL, TreeMaker
 

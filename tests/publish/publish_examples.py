@@ -3,7 +3,8 @@
 Nothing here is a measurement: every document says ``example: true`` and its notes say so. J/token follows a
 made-up curve in the shape of the reference runs: FP16 grows with model size; NF4 costs energy on small models and
 saves it on large ones on the eager stack (crossover near 4B), and never crosses up to 14.7B on the compiled stack;
-INT8 costs more everywhere. ``python tests/publish/publish_examples.py DIR`` writes the committed demo set into DIR.
+INT8 costs more everywhere. ``PYTHONPATH=tests python tests/publish/publish_examples.py DIR`` writes the committed
+demo set into DIR.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from factories import BNB, allowed_signers_line, make_key, submission_document, window_record
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 from publish_examples import Spec
 

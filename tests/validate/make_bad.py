@@ -1,6 +1,6 @@
 """Regenerate tests/data/bad/: one small case per finding code, signed with a throwaway key.
 
-Run ``python tests/validate/make_bad.py``. Each case is a folder ``tests/data/bad/<CODE>/`` holding a
+Run ``PYTHONPATH=tests python tests/validate/make_bad.py``. Each case is a folder ``tests/data/bad/<CODE>/`` holding a
 ``submissions/`` tree; ``manifest.json`` names, per code, the file to validate, the root and the
 pull-request author. The key is made in a temporary folder and thrown away; only its
 ``allowed_signers`` line is committed. Cases that need the file system (E-READ, E-SYMLINK) and
@@ -12,13 +12,10 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from factories import allowed_signers_line, make_key, submission_document
 

@@ -2,21 +2,20 @@
 
 Run here, in the repository root, after a sitting, on the ``eco.tgz`` files that ``collect.sh`` wrote (in the
 order they were written). Every submission in them is signed ``ecocompute-reference`` with the sitting's key and
-validated with the default gate: accepted ones go to ``submissions/``; ones rejected for their spread alone
-(E-CV) go to ``runs/``, where ``docs/method.md`` reports them; any other rejection is printed with its findings
-and the file left out. The key's public line (from ``ssh-keygen -y``) is appended to
-``submissions/allowed_signers`` when something signed with it lands. Benchmark results go to
-``benchmarks/results/``, worker logs and the GPU tests' output to ``runs/ecocompute-reference/logs/SITTING/``.
-The checkpoint of a run that the end of the lease cut (``state/``), when it holds a measured window, goes to
-``runs/ecocompute-reference/checkpoints/`` as ``ID.ARCH-STACK.partial.json``: it cannot be resumed on another
-machine, so it is kept as the raw record it is (``docs/method.md`` reports it).
+validated: accepted ones go to ``submissions/``, those that fail the CV gate alone (E-CV, the dataset's all tier)
+as well; any other rejection is printed with its findings and the file left out. The key's public line (from
+``ssh-keygen -y``) is appended to ``submissions/allowed_signers`` when something signed with it lands. Benchmark
+results go to the campaign's ``results/``, worker logs and the GPU tests' output to its ``logs/SITTING/``. The
+checkpoint of a run that the end of the lease cut (``state/``), when it holds a measured window, goes to the
+campaign's ``checkpoints/`` as ``ID.ARCH-STACK.partial.json``: it cannot be resumed on another machine, so it is
+kept as the raw record it is (``REPORT.md`` reports it).
 
 Everything is checked before anything is written, and every file is written whole (a temporary file and a
 rename). Nothing committed is replaced: a submission already in the tree with the same payload is reported as
 present, one with another payload under the same id is refused; a result whose name is taken by other content
 lands under a name with the sitting in it.
 
-Example: python scripts/reference/land.py /work/.device/3/eco.tgz /work/.device/4/eco.tgz --key /tmp/refkey
+Example: python campaigns/h200-2026-11/tools/land.py /work/.device/3/eco.tgz /work/.device/4/eco.tgz --key /tmp/refkey
 --sitting sitting-3
 """
 
@@ -41,7 +40,9 @@ from ecocompute.schema.signing import sign_submission
 from ecocompute.validate.core import discover, validate_files
 
 SIGNER = "ecocompute-reference"
-ROOT = Path(__file__).resolve().parents[2]
+HOME = Path(__file__).resolve().parents[1]  # the campaign's folder
+ROOT = HOME.parents[1]  # the repository
+CAMPAIGN = HOME.relative_to(ROOT)
 
 
 @dataclass
@@ -96,14 +97,13 @@ def _unpack(archives: list[Path], into: Path) -> list[Path]:
 
 
 def _committed(root: Path) -> dict[str, Path]:
-    """Submission id -> committed file, over submissions/ and runs/."""
+    """Submission id -> committed file, over submissions/."""
     found: dict[str, Path] = {}
-    for top in (root / "submissions", root / "runs"):
-        for path in discover(top) if top.is_dir() else []:
-            try:
-                found[load_submission(path).payload.submission_id] = path
-            except EcocomputeError:
-                continue  # not a submission (a checkpoint): nothing to compare with
+    for path in discover(root / "submissions"):
+        try:
+            found[load_submission(path).payload.submission_id] = path
+        except EcocomputeError:
+            continue  # not a submission: nothing to compare with
     return found
 
 
@@ -160,11 +160,9 @@ def _stage_submissions(
         staged = staging / "submissions" / relpath
         write_submission(signed, staged)
         (result,) = validate_files([staged], allowed_signers=signers, submissions_root=staging / "submissions")
-        codes = {f.code for f in result.errors}
         if result.accepted:
-            plan.append((staged, root / "submissions" / relpath, landed.accepted))
-        elif codes == {"E-CV"}:
-            plan.append((staged, root / "runs" / relpath, landed.spread_only))
+            bucket = landed.accepted if result.passes_cv_gate else landed.spread_only
+            plan.append((staged, root / "submissions" / relpath, bucket))
         else:
             details = "; ".join(f"{f.code} {f.message}" for f in result.errors)
             landed.refused.append(f"{origin.origin}: {details}")
@@ -175,10 +173,10 @@ def _stage_others(folders: list[Path], root: Path, sitting: str, landed: Landed)
     """Results and logs: a later archive's copy of a file wins (it grew); a taken name gets the sitting's.
 
     A benchmark's results are NAME.json and its output NAME.txt; output without its .json (a benchmark cut by the
-    lease) is filed with the sitting's logs, so ``benchmarks/results/`` holds finished results only.
+    lease) is filed with the sitting's logs, so the campaign's ``results/`` holds finished results only.
     """
     chosen: dict[Path, Path] = {}
-    logs = root / "runs" / SIGNER / "logs" / sitting
+    logs = root / CAMPAIGN / "logs" / sitting
     for folder in folders:
         results = sorted((folder / "results").glob("*")) if (folder / "results").is_dir() else []
         worker_logs = sorted((folder / "logs").glob("*.log")) if (folder / "logs").is_dir() else []
@@ -186,7 +184,7 @@ def _stage_others(folders: list[Path], root: Path, sitting: str, landed: Landed)
             # a benchmark writes NAME.json when it finishes; a NAME.txt alone is the output of one the lease cut
             cut = path.suffix == ".txt" and not path.with_suffix(".json").exists()
             in_logs = path.parent.name == "logs" or path.name.startswith("pytest") or cut
-            chosen[(logs if in_logs else root / "benchmarks" / "results") / path.name] = path
+            chosen[(logs if in_logs else root / CAMPAIGN / "results") / path.name] = path
     plan = []
     for target, source in sorted(chosen.items()):
         if target.exists():
@@ -214,7 +212,7 @@ def _stage_checkpoints(folders: list[Path], finished: set[str], root: Path, land
             if state.submission_id in finished or not any(m.windows for m in state.measurements.values()):
                 continue  # the run finished (its submission is here or committed), or measured no window
             name = f"{state.submission_id}.{str(state.config['arch']).lower()}-{state.config['stack']}.partial.json"
-            chosen[root / "runs" / SIGNER / "checkpoints" / name] = path
+            chosen[root / CAMPAIGN / "checkpoints" / name] = path
     plan = []
     for target, source in sorted(chosen.items()):
         if not target.exists():
@@ -275,8 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     except (EcocomputeError, OSError, tarfile.TarError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 1
-    for label, paths in (("accepted, in submissions/", landed.accepted), ("E-CV only, in runs/", landed.spread_only),
-                         ("checkpoints of cut runs, in runs/", landed.checkpoints),
+    for label, paths in (("accepted, in submissions/", landed.accepted),
+                         ("E-CV only (all tier), in submissions/", landed.spread_only),
+                         (f"checkpoints of cut runs, in {CAMPAIGN}/checkpoints/", landed.checkpoints),
                          ("results and logs", landed.other)):  # fmt: skip
         out(f"{label}: {len(paths)}\n")
         for path in paths:
@@ -285,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         out(f"already present: {line}\n")
     for line in landed.refused:
         out(f"refused (left out): {line}\n")
-    out("next: python scripts/reference/summarize.py, paste into docs/method.md, commit with allowed_signers\n")
+    out(f"next: python {CAMPAIGN}/tools/report.py --write, commit the data, REPORT.md and allowed_signers\n")
     return 1 if landed.refused else 0
 
 

@@ -9,7 +9,7 @@ process, after warm-up calls: FP16 with the static cache but not compiled, and c
 was compiled, dynamo's compiled frames and graph breaks, and how many greedy tokens of each compiled trial match
 its uncompiled one. Tokens/s only, no energy: the collector measures energy on the ``compiled-all`` stack.
 
-Example: python scripts/reference/compile_bnb.py --arch TinyLlama-1.1B --precisions nf4,int8-t0 --out r.json
+Example: python campaigns/h200-2026-11/tools/compile_bnb.py --arch TinyLlama-1.1B --precisions nf4,int8-t0 --out r.json
 """
 
 from __future__ import annotations

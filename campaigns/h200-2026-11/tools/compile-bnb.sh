@@ -5,7 +5,7 @@
 # 1.1B, NF4 at 7B (INT8 with the default threshold is left out: its outlier split is the slowest and least likely
 # to trace, and the whole experiment has to fit beside a sweep in one lease).
 # The fourth sitting ran it before the fp16 control was added; the twelfth with it (results in
-# benchmarks/results/compile-bnb-*).
+# campaigns/h200-2026-11/results/compile-bnb-*).
 set -uo pipefail
 gpu=${1:-0}
 mkdir -p /tmp/eco/results
@@ -15,7 +15,7 @@ for config in "TinyLlama-1.1B nf4,int8-t0" "Qwen2.5-7B nf4"; do
   out=/tmp/eco/results/compile-bnb-$arch
   [ -f "$out.json" ] && continue
   echo "[$(date -u +%FT%TZ)] compile_bnb.py $arch $precisions"
-  ${ECO_CPUS:+taskset -c $ECO_CPUS} python3 scripts/reference/compile_bnb.py --arch "$arch" \
+  ${ECO_CPUS:+taskset -c $ECO_CPUS} python3 campaigns/h200-2026-11/tools/compile_bnb.py --arch "$arch" \
     --precisions "$precisions" --out "$out.json" > "$out.txt" 2>&1
   echo "compile_bnb.py ($arch) exited $?" >> "$out.txt"
 done

@@ -2,10 +2,10 @@
 # On the H200 machine, from chain.sh: the reproducibility benchmark of issue 6, three separate collector processes
 # per configuration; their submissions are kept for committing. fp16 and nf4 at a 1.1B and a 7B shape on the
 # compiled-all stack (both compiled) and on the compiled stack (nf4 not compiled by transformers, host-bound). The
-# fifth sitting measured all but the last (results in benchmarks/results/reproducibility-*; it finished one process
-# of the 7B compiled configuration, runs/ 7768f85c); the twelfth measured the last, which is left here. A
+# fifth sitting measured all but the last (results in campaigns/h200-2026-11/results/reproducibility-*; it finished one process
+# of the 7B compiled configuration, submissions/ 7768f85c); the twelfth measured the last, which is left here. A
 # configuration whose result exists in /tmp/eco/results is skipped, so a restarted chain goes on.
-# The second sitting's TinyLlama-1.1B fp16-only run is benchmarks/results/reproducibility-tinyllama-compiled.*.
+# The second sitting's TinyLlama-1.1B fp16-only run is campaigns/h200-2026-11/results/reproducibility-tinyllama-compiled.*.
 set -uo pipefail
 gpu=${1:-0}
 mkdir -p /tmp/eco/results

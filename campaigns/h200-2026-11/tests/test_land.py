@@ -1,4 +1,4 @@
-"""scripts/reference/land.py: a sitting's archive is signed and filed by the validator's verdict."""
+"""tools/land.py: a sitting's archive is signed and filed by the validator's verdict."""
 
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ from ecocompute.schema.io import load_document
 from ecocompute.schema.models import Precision, Window
 from ecocompute.schema.signing import parse_allowed_signers, verify_document
 
-ROOT = Path(__file__).resolve().parents[2]
+HOME = Path(__file__).resolve().parents[1]
+CAMPAIGN = HOME.relative_to(HOME.parents[1])  # campaigns/NAME, as in the repository
 
 
 def _land() -> ModuleType:
-    return load_script(ROOT / "scripts" / "reference" / "land.py")
+    return load_script(HOME / "tools" / "land.py")
 
 
 def _archive(path: Path, files: dict[str, bytes]) -> Path:
@@ -69,7 +70,7 @@ def test_a_sitting_is_signed_and_filed_by_verdict(tmp_path: Path) -> None:
         "submissions/ecocompute-reference/nvidia-h200"
     ] * 2
     (spread,) = landed.spread_only
-    assert spread.parent.relative_to(repo).as_posix() == "runs/ecocompute-reference/nvidia-h200"
+    assert spread.parent.relative_to(repo).as_posix() == "submissions/ecocompute-reference/nvidia-h200"
     (refused,) = landed.refused
     assert refused.startswith("eco.tgz:out/ecocompute-reference/nvidia-h200/d.json: ") and "E-INTEGRAL" in refused
     signers = repo / "submissions" / "allowed_signers"
@@ -77,11 +78,11 @@ def test_a_sitting_is_signed_and_filed_by_verdict(tmp_path: Path) -> None:
     allowed = parse_allowed_signers(signers)
     for path in [*landed.accepted, spread]:
         assert verify_document(load_document(path), allowed).signer == "ecocompute-reference"
-    assert (repo / "benchmarks" / "results" / "reproducibility-x.json").is_file()
-    logs = repo / "runs" / "ecocompute-reference" / "logs" / "sitting-9"
+    assert (repo / CAMPAIGN / "results" / "reproducibility-x.json").is_file()
+    logs = repo / CAMPAIGN / "logs" / "sitting-9"
     assert (logs / "pytest-gpu.txt").is_file() and (logs / "worker-0.log").is_file()
     assert (logs / "compile-bnb-y.txt").is_file()
-    assert not (repo / "benchmarks" / "results" / "compile-bnb-y.txt").exists()
+    assert not (repo / CAMPAIGN / "results" / "compile-bnb-y.txt").exists()
     # landing the same archive again changes nothing and adds no second key line
     again = land.land([archive], key, "sitting-9", root=repo)
     assert again.accepted == again.spread_only == again.other == []
@@ -93,8 +94,8 @@ def test_conflicts_and_bad_files_are_refused_by_name_and_the_rest_lands(tmp_path
     land = _land()
     repo = _repo(tmp_path)
     key = make_key(tmp_path, "sitting")
-    (repo / "benchmarks" / "results").mkdir(parents=True)
-    (repo / "benchmarks" / "results" / "overhead.txt").write_text("an earlier sitting's result\n")
+    (repo / CAMPAIGN / "results").mkdir(parents=True)
+    (repo / CAMPAIGN / "results" / "overhead.txt").write_text("an earlier sitting's result\n")
     first = _archive(tmp_path / "first.tgz", {
         "out/ecocompute-reference/nvidia-h200/same.json": _doc(1, cv=0.004),
         "out/ecocompute-reference/nvidia-h200/truncated.json": _doc(2, cv=0.004)[:300],
@@ -112,9 +113,9 @@ def test_conflicts_and_bad_files_are_refused_by_name_and_the_rest_lands(tmp_path
     assert any(r.startswith("first.tgz:out/ecocompute-reference/nvidia-h200/truncated.json: ") for r in landed.refused)
     assert any("second.tgz:out/reproducibility/run-0-same.json" in r and "neither is landed" in r
                for r in landed.refused)  # fmt: skip
-    assert (repo / "benchmarks" / "results" / "overhead.txt").read_text() == "an earlier sitting's result\n"
-    assert (repo / "benchmarks" / "results" / "overhead-sitting-9.txt").read_text() == "this sitting's result\n"
-    log = repo / "runs" / "ecocompute-reference" / "logs" / "sitting-9" / "worker-0.log"
+    assert (repo / CAMPAIGN / "results" / "overhead.txt").read_text() == "an earlier sitting's result\n"
+    assert (repo / CAMPAIGN / "results" / "overhead-sitting-9.txt").read_text() == "this sitting's result\n"
+    log = repo / CAMPAIGN / "logs" / "sitting-9" / "worker-0.log"
     assert log.read_text() == "chain started\nchain done\n"  # the later archive's copy
     assert not list(repo.rglob("*.tmp"))
 
@@ -150,7 +151,7 @@ def _checkpoint(submission_id: str, windows: int) -> bytes:
     return json.dumps(state.to_json()).encode()
 
 
-def test_a_cut_runs_checkpoint_lands_in_runs_when_it_measured_a_window(tmp_path: Path) -> None:
+def test_a_cut_runs_checkpoint_lands_in_checkpoints_when_it_measured_a_window(tmp_path: Path) -> None:
     land = _land()
     repo = _repo(tmp_path)
     key = make_key(tmp_path, "sitting")
@@ -167,15 +168,14 @@ def test_a_cut_runs_checkpoint_lands_in_runs_when_it_measured_a_window(tmp_path:
     })  # fmt: skip
     landed = land.land([first, second], key, "sitting-9", root=repo)
     (target,) = landed.checkpoints
-    assert target.relative_to(repo).as_posix() == (
-        "runs/ecocompute-reference/checkpoints/20261129T120000Z-0000cut1.qwen2.5-1.5b-eager.partial.json"
-    )
+    name = "20261129T120000Z-0000cut1.qwen2.5-1.5b-eager.partial.json"
+    assert target.relative_to(repo) == CAMPAIGN / "checkpoints" / name
     saved = read_state(target)  # the later archive's copy, which has more windows
     assert [len(m.windows) for m in saved.measurements.values()] == [3, 0]
     (refused,) = landed.refused
     assert refused.startswith("state/run-cccc.json: ") and "is damaged" in refused
     again = land.land([second], key, "sitting-9", root=repo)
-    assert again.checkpoints == [] and any("already at runs/" in p for p in again.present)
+    assert again.checkpoints == [] and any(f"already at {CAMPAIGN}/checkpoints/" in p for p in again.present)
     # other windows under a committed checkpoint's name are refused, and the committed file is kept
     other = _archive(tmp_path / "other.tgz", {"state/run-aaaa.json": _checkpoint("20261129T120000Z-0000cut1", 2)})
     (clash,) = land.land([other], key, "sitting-9", root=repo).refused
@@ -185,4 +185,4 @@ def test_a_cut_runs_checkpoint_lands_in_runs_when_it_measured_a_window(tmp_path:
     late = _archive(tmp_path / "late.tgz", {"state/run-dddd.json": _checkpoint(finished_id, windows=2)})
     landed = land.land([late], key, "sitting-9", root=repo)
     assert landed.checkpoints == landed.refused == []
-    assert len(list((repo / "runs" / "ecocompute-reference" / "checkpoints").iterdir())) == 1
+    assert len(list((repo / CAMPAIGN / "checkpoints").iterdir())) == 1

@@ -10,7 +10,7 @@ dl() {
 dl bitsandbytes==0.50.2
 dl pydantic==2.14.4 pydantic_core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5
 dl rfc8785==0.1.4 sshsig==0.3.1 cryptography==50.0.2 cffi==2.1.1 pycparser==3.12 typer==0.29.2 shellingham==1.5.4
-# the GPU tests (scripts/reference/gpu-tests.sh)
+# the GPU tests (campaigns/h200-2026-11/tools/gpu-tests.sh)
 dl pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 pygments==2.21.0 hypothesis==6.170.17 attrs==26.1.0 sortedcontainers==2.4.0 packaging==26.4
 # ecocompute itself, built here from the working tree (rebuild after every change)
 rm -f .whl/ecocompute-*.whl

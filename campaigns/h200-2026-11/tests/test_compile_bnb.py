@@ -1,17 +1,14 @@
-"""scripts/reference/compile_bnb.py: its refusal without a GPU (marking a quantizer is tested in tests/collector)."""
+"""tools/compile_bnb.py: its refusal without a GPU (marking a quantizer is tested in tests/collector)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1]))
 from factories import load_script
 
-SCRIPT = Path(__file__).parents[2] / "scripts" / "reference" / "compile_bnb.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "compile_bnb.py"
 
 
 def test_without_a_gpu_it_stops_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -36,7 +33,7 @@ def test_match_counts_equal_tokens_position_by_position() -> None:
 
 
 def test_summarize_tables_the_control_the_speed_ups_and_a_failed_trial(tmp_path: Path) -> None:
-    summarize = load_script(SCRIPT.parent / "summarize.py")
+    summarize = load_script(SCRIPT.parent / "report.py")
     row = {"forced_compileable": False, "dynamo_frames": 1, "graph_breaks": 0}
     rows = [
         {**row, "precision": "fp16", "compile_disabled": True, "compiled": False, "tokens_per_s": 50.0},

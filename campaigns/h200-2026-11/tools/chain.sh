@@ -8,7 +8,7 @@ for item in "$@"; do
   echo "[$(date -u +%FT%TZ)] gpu $gpu: $item"
   case "$item" in
     *.sh) bash "$item" "$gpu" ;;
-    *) bash scripts/reference/worker.sh "$item" "$gpu" ;;
+    *) bash campaigns/h200-2026-11/tools/worker.sh "$item" "$gpu" ;;
   esac
 done
 echo "[$(date -u +%FT%TZ)] chain on GPU $gpu done"
