@@ -33,6 +33,7 @@ MEASUREMENTS: dict[str, tuple[str, ...]] = {
     "perplexity": ("perplexity",),
     "error": ("error",),
     "passes_cv_gate": ("passes_cv_gate",),
+    "in_gate_tier": ("in_gate_tier",),  # added by the site: the row is in the default configs
 }
 CHANGES: dict[str, tuple[str, ...]] = {
     "submission_id": ("submission_id",),

@@ -60,8 +60,15 @@ def _table(source: str | Path, config: str) -> pl.DataFrame | None:
         return None
 
 
+TIER = "in_gate_tier"  # the site's own column: the row is in the default (gate) configs
+
+
 def read_tables(source: str | Path) -> Tables:
-    """The ``*_all`` tables of a build when it has them, else the default ones (every row passing the gate)."""
+    """The ``*_all`` tables of a build when it has them, else the default ones, with the tier of every row.
+
+    A measurement is in the gate tier when the default ``measurements`` config holds it (its submission passes
+    the CV gate); ``passes_cv_gate`` stays the row's own verdict, as the dataset gives it.
+    """
     configs: dict[str, str] = {}
     frames: dict[str, pl.DataFrame] = {}
     for base in ("measurements", "windows", "submissions"):
@@ -69,8 +76,14 @@ def read_tables(source: str | Path) -> Tables:
         configs[base] = f"{base}_all" if frame is not None else base
         frames[base] = frame if frame is not None else load_table(source, base)
     measurements = frames["measurements"]
+    if configs["measurements"] == "measurements":
+        measurements = measurements.with_columns(pl.lit(True).alias(TIER))
+    else:
+        default = load_table(source, "measurements").select("submission_id", "precision", pl.lit(True).alias(TIER))
+        measurements = measurements.join(default, on=["submission_id", "precision"], how="left", maintain_order="left")
+        measurements = measurements.with_columns(pl.col(TIER).fill_null(False))
     if "passes_cv_gate" not in measurements.columns:
-        measurements = measurements.with_columns(pl.lit(True).alias("passes_cv_gate"))
+        measurements = measurements.with_columns(pl.col(TIER).alias("passes_cv_gate"))
     return Tables(measurements, frames["windows"], frames["submissions"], configs)
 
 
@@ -90,11 +103,6 @@ def columnar(frame: pl.DataFrame) -> dict[str, Any]:
     return {"n": frame.height, "columns": out}
 
 
-def gate_by_submission(measurements: pl.DataFrame) -> pl.DataFrame:
-    """One row per submission: whether it passes the CV gate (every one of its rows does)."""
-    return measurements.group_by("submission_id").agg(pl.col("passes_cv_gate").all())
-
-
 def crossovers(tables: Tables, options: SiteOptions, known: Mapping[str, pl.DataFrame] | None = None) -> pl.DataFrame:
     """The crossover table of each tier (``tier`` = ``gate`` or ``all``), computed once when both hold the same rows.
 
@@ -103,21 +111,18 @@ def crossovers(tables: Tables, options: SiteOptions, known: Mapping[str, pl.Data
     """
     m, w = tables.measurements, tables.windows
     known = dict(known or {})
-    gated_ids = m.filter(pl.col("passes_cv_gate"))["submission_id"].unique()
-    if gated_ids.len() == m["submission_id"].n_unique():  # one set of rows: one table serves both tiers
+    gated = m.filter(pl.col(TIER))
+    if gated.height == m.height:  # one set of rows: one table serves both tiers
         shared = next((known[tier] for tier in ("all", "gate") if tier in known), None)
         if shared is None:
             shared = crossover_frame(m, w, n_boot=options.n_boot, seed=options.seed)
         known = {"gate": shared, "all": shared}
     for tier in ("gate", "all"):
         if tier not in known:
-            ids = gated_ids.implode() if tier == "gate" else m["submission_id"].unique().implode()
-            known[tier] = crossover_frame(
-                m.filter(pl.col("submission_id").is_in(ids)),
-                w.filter(pl.col("submission_id").is_in(ids)),
-                n_boot=options.n_boot,
-                seed=options.seed,
-            )
+            rows = gated if tier == "gate" else m
+            ids = rows["submission_id"].unique().implode()
+            windows = w.filter(pl.col("submission_id").is_in(ids))
+            known[tier] = crossover_frame(rows, windows, n_boot=options.n_boot, seed=options.seed)
     return pl.concat([known[tier].with_columns(tier=pl.lit(tier)) for tier in ("gate", "all")], how="diagonal_relaxed")
 
 
@@ -207,9 +212,9 @@ def build_payload(
     m, m_names = columns.select(tables.measurements, columns.MEASUREMENTS)
     s, s_names = columns.select(tables.submissions, columns.SUBMISSIONS)
     m = m.join(s.select("submission_id", "gpu_count"), on="submission_id", how="left", maintain_order="left")
-    gates = gate_by_submission(tables.measurements)
-    changes = change_frame(tables.measurements).join(gates, on="submission_id", maintain_order="left")
-    c, c_names = columns.select(changes, {**columns.CHANGES, "passes_cv_gate": ("passes_cv_gate",)})
+    tiers = tables.measurements.select("submission_id", "precision", TIER)
+    changes = change_frame(tables.measurements).join(tiers, on=["submission_id", "precision"], maintain_order="left")
+    c, c_names = columns.select(changes, {**columns.CHANGES, TIER: (TIER,)})
     x, x_names = columns.select(crossovers(tables, options, known), {**columns.CROSSOVERS, "tier": ("tier",)})
     return {
         "meta": meta(folder, tables, options),

@@ -110,7 +110,7 @@
       const sel = state[DIMS[i].key];
       if (sel !== null && sel.indexOf(String(r[DIMS[i].key])) < 0) return false;
     }
-    if (withTier === "row") return state.tier === "all" || r.passes_cv_gate === true;
+    if (withTier === "row") return state.tier === "all" || r.in_gate_tier === true;
     if (withTier === "column") return r.tier === state.tier;
     return true;
   }
@@ -324,7 +324,7 @@
     return svg.node();
   }
   const CHANGE_KEYS = ["submission_id", "gpu", "stack", "batch", "prompt_tokens", "new_tokens", "weights", "model",
-    "params", "precision", "baseline", "change_pct", "change_low", "change_high", "passes_cv_gate"];
+    "params", "precision", "baseline", "change_pct", "change_low", "change_high", "in_gate_tier"];
   const CROSS_KEYS = ["gpu", "stack", "batch", "prompt_tokens", "new_tokens", "precision", "weights", "status",
     "crossover_params", "crossover_low", "crossover_high", "params_min", "params_max", "message", "tier"];
   function viewChange(main) {
@@ -382,7 +382,7 @@
   }
   const MEAS_KEYS = ["submission_id", "gpu", "stack", "batch", "prompt_tokens", "new_tokens", "model", "weights",
     "params", "precision", "n_windows", "j_per_token", "ci_low", "ci_high", "cv_pct", "tokens_per_s", "power_w",
-    "wh_per_1k_tokens", "perplexity", "passes_cv_gate", "error"];
+    "wh_per_1k_tokens", "perplexity", "passes_cv_gate", "in_gate_tier", "error"];
   function viewPareto(main) {
     const points = rows("measurements").filter(function (r) { return r.j_per_token !== null && r.tokens_per_s !== null; });
     const perModel = state.front !== "all";
@@ -623,8 +623,9 @@
   function viewTable(main) {
     const data = rows("measurements");
     main.appendChild(el("p", { class: "caption", text: data.length + " of " + M.length + " measurements. Tier: " +
-      "'gate' = the measurement's submission passes the CV < 2% gate (the default configs); 'all' = accepted but " +
-      "for its spread (the *_all configs). CV is the windows' coefficient of variation of J/token." }));
+      "'gate' = in the default configs (its submission passes the CV < 2% gate); 'all only' = accepted but for " +
+      "its spread (in the *_all configs alone). 'CV < 2%' is the measurement's own passes_cv_gate; CV is the " +
+      "windows' coefficient of variation of J/token." }));
     const cols = [
       { name: "submission", value: function (r) { return r.submission_id; }, text: true },
       { name: "model", value: function (r) { return shortModel(r.model); }, text: true },
@@ -636,7 +637,8 @@
       { name: "CI low", value: function (r) { return num(r.ci_low); }, sort: function (r) { return r.ci_low; } },
       { name: "CI high", value: function (r) { return num(r.ci_high); }, sort: function (r) { return r.ci_high; } },
       { name: "CV %", value: function (r) { return num(r.cv_pct, 3); }, sort: function (r) { return r.cv_pct; } },
-      { name: "tier", value: function (r) { return r.passes_cv_gate ? "gate" : "all only"; }, text: true },
+      { name: "tier", value: function (r) { return r.in_gate_tier ? "gate" : "all only"; }, text: true },
+      { name: "CV < 2%", value: function (r) { return r.passes_cv_gate === null ? null : r.passes_cv_gate ? "yes" : "no"; }, text: true },
       { name: "windows", value: function (r) { return r.n_windows; } },
       { name: "tokens/s", value: function (r) { return num(r.tokens_per_s); }, sort: function (r) { return r.tokens_per_s; } },
       { name: "Wh/1k tokens", value: function (r) { return num(r.wh_per_1k_tokens); }, sort: function (r) { return r.wh_per_1k_tokens; } },

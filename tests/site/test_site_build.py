@@ -9,12 +9,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from site_helpers import all_tier, column
+from site_helpers import all_tier, column, table
 
 from ecocompute.analysis.crossovers import crossover_frame
 from ecocompute.cli import main
 from ecocompute.site import columns
-from ecocompute.site.payload import SiteOptions, columnar, crossovers, defaults, read_tables, rejections
+from ecocompute.site.payload import TIER, SiteOptions, columnar, crossovers, defaults, read_tables, rejections
 from ecocompute.site.render import embed_json, write_site
 
 
@@ -140,14 +140,15 @@ def test_crossovers_per_tier_reuse_what_the_build_computed(built: Path) -> None:
     tables = read_tables(built)
     options = SiteOptions(n_boot=20)
     known = crossover_frame(tables.measurements, tables.windows, n_boot=20, seed=options.seed)
-    result = crossovers(tables, options, {"gate": known})
-    if tables.measurements["passes_cv_gate"].all():
-        assert result.filter(pl.col("tier") == "all").drop("tier").equals(known)
+    one_tier = replace(tables, measurements=tables.measurements.with_columns(pl.lit(True).alias(TIER)))
+    reused = crossovers(one_tier, options, {"gate": known})
+    assert reused.filter(pl.col("tier") == "all").drop("tier").equals(known)
     first = tables.measurements["submission_id"].sort()[0]
-    split = replace(tables, measurements=tables.measurements.with_columns(
-        passes_cv_gate=pl.col("submission_id") != first))  # fmt: skip
+    split = replace(
+        tables, measurements=tables.measurements.with_columns((pl.col("submission_id") != first).alias(TIER))
+    )
     both = crossovers(split, options)
-    kept = split.measurements.filter(pl.col("passes_cv_gate"))
+    kept = split.measurements.filter(pl.col(TIER))
     expected = crossover_frame(kept, split.windows.filter(pl.col("submission_id") != first), n_boot=20)
     assert both.filter(pl.col("tier") == "gate").drop("tier").equals(expected)
     assert (
@@ -155,3 +156,10 @@ def test_crossovers_per_tier_reuse_what_the_build_computed(built: Path) -> None:
         .drop("tier")
         .equals(crossover_frame(split.measurements, split.windows, n_boot=20))
     )
+
+
+def test_gate_tier_is_the_default_config(built: Path) -> None:
+    tables = read_tables(built)
+    default = table(built, "measurements")
+    assert tables.measurements.filter(pl.col(TIER)).height == default.height
+    assert set(tables.measurements.filter(pl.col(TIER))["submission_id"]) == set(default["submission_id"])
