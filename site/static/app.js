@@ -67,11 +67,15 @@
   }
   performance.mark("decoded");
   const VALUES = {};
-  const COUNTS = {};
+  const COUNTS = { gate: {}, all: {} };  // rows per filter value in each tier, taken once
   DIMS.forEach(function (d) {
     VALUES[d.key] = distinct(M, d.key);
-    const counts = COUNTS[d.key] = {};
-    M.forEach(function (r) { const v = String(r[d.key]); counts[v] = (counts[v] || 0) + 1; });
+    const gate = COUNTS.gate[d.key] = {}, all = COUNTS.all[d.key] = {};
+    M.forEach(function (r) {
+      const v = String(r[d.key]);
+      all[v] = (all[v] || 0) + 1;
+      if (r.in_gate_tier) gate[v] = (gate[v] || 0) + 1;
+    });
   });
 
   // ---- state in the URL hash -----------------------------------------------------------------------------
@@ -725,7 +729,7 @@
           state[d.key] = on.length === VALUES[d.key].length ? null : on;
           update();
         };
-        const count = COUNTS[d.key][value] || 0;
+        const count = COUNTS[state.tier][d.key][value] || 0;
         fs.appendChild(el("label", {}, [box, " " + label(d.key, value) + " ", el("span", { class: "count", text: "(" + count + ")" })]));
       });
       aside.appendChild(fs);

@@ -22,6 +22,7 @@ from ecocompute.site.payload import defaults
 from ecocompute.site.render import write_site
 
 VIEWS = ("change", "pareto", "quality", "cost", "table", "rejections", "cite")
+STATES = (*(f"view={v}" for v in VIEWS), "view=change&tier=all", "view=pareto&tier=all")
 
 
 def measured(folder: Path) -> pl.DataFrame:
@@ -34,16 +35,19 @@ def gate_changes(folder: Path) -> pl.DataFrame:
     return change_frame(measured(folder)).filter(pl.col("change_pct").is_not_null())
 
 
-@pytest.mark.parametrize("view", VIEWS)
-def test_every_view_renders_offline_with_version_and_link(page: Any, built: Path, screenshots: Path, view: str) -> None:
+@pytest.mark.parametrize("state", STATES)
+def test_every_view_renders_offline_with_version_and_link(
+    page: Any, built: Path, screenshots: Path, state: str
+) -> None:
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
-    open_view(page, built / "site", f"view={view}")
+    open_view(page, built / "site", state)
+    view = state.split("&")[0].removeprefix("view=")
     assert page.get_attribute("main", "data-view") == view
     assert page.inner_text("#dataset-version") == json.loads((built / "MANIFEST.json").read_text())["version"]
     assert page.get_attribute("#dataset-link", "href").startswith("https://")
     assert page.locator("#main").inner_text().strip()
-    shoot(page, screenshots, f"site-{view}")
+    shoot(page, screenshots, "site-" + state.replace("view=", "").replace("&tier=", "-"))
     assert all(url.split(":", 1)[0] in {"file", "blob", "data"} for url in requests), requests
 
 
