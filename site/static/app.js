@@ -24,8 +24,8 @@
     return rows;
   }
   const M = decode(DATA.measurements);
-  const C = decode(DATA.changes);
-  const X = decode(DATA.crossovers);
+  const decoded = {};  // changes and crossovers are decoded when a view first needs them
+  function lazyRows(name) { return decoded[name] || (decoded[name] = decode(DATA[name])); }
 
   const PRECISIONS = ["fp16", "bf16", "int8", "int8-t0", "nf4", "nf4-dq", "fp4"];
   const PRECISION_LABEL = {
@@ -120,8 +120,8 @@
   }
   function rows(kind) {
     if (kind === "measurements") return M.filter(function (r) { return keep(r, "row"); });
-    if (kind === "changes") return C.filter(function (r) { return keep(r, "row"); });
-    return X.filter(function (r) { return keep(r, "column"); });
+    if (kind === "changes") return lazyRows("changes").filter(function (r) { return keep(r, "row"); });
+    return lazyRows("crossovers").filter(function (r) { return keep(r, "column"); });
   }
 
   // ---- small helpers -------------------------------------------------------------------------------------
