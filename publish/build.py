@@ -147,7 +147,7 @@ def write_dataset(folder: Path, gathered: Gathered, cache: RowCache, version: st
         skipped_examples=len(gathered.skipped_examples), changelog=changelog, doi=options.doi,
     )  # fmt: skip
     (folder / "README.md").write_text(render_card(card), encoding="utf-8")
-    write_build_site(folder, version, options, None)  # site's call (merge of site and dataset: it computes its own)
+    write_build_site(folder, version, options, gated.crossovers, everything.crossovers)
     (folder / MANIFEST).write_text(manifest_text(folder, version, gathered), encoding="utf-8")
     return summary
 

@@ -29,9 +29,11 @@ MEASUREMENTS: dict[str, tuple[str, ...]] = {
     "cv_pct": ("cv_pct",),
     "tokens_per_s": ("tokens_per_s",),
     "power_w": ("power_w_mean",),
+    "wh_per_1k_tokens": ("wh_per_1k_tokens",),
     "perplexity": ("perplexity",),
     "error": ("error",),
     "passes_cv_gate": ("passes_cv_gate",),
+    "in_gate_tier": ("in_gate_tier",),  # added by the site: the row is in the default configs
 }
 CHANGES: dict[str, tuple[str, ...]] = {
     "submission_id": ("submission_id",),

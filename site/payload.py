@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -59,8 +60,15 @@ def _table(source: str | Path, config: str) -> pl.DataFrame | None:
         return None
 
 
+TIER = "in_gate_tier"  # the site's own column: the row is in the default (gate) configs
+
+
 def read_tables(source: str | Path) -> Tables:
-    """The ``*_all`` tables of a build when it has them, else the default ones (every row passing the gate)."""
+    """The ``*_all`` tables of a build when it has them, else the default ones, with the tier of every row.
+
+    A measurement is in the gate tier when the default ``measurements`` config holds it (its submission passes
+    the CV gate); ``passes_cv_gate`` stays the row's own verdict, as the dataset gives it.
+    """
     configs: dict[str, str] = {}
     frames: dict[str, pl.DataFrame] = {}
     for base in ("measurements", "windows", "submissions"):
@@ -68,8 +76,14 @@ def read_tables(source: str | Path) -> Tables:
         configs[base] = f"{base}_all" if frame is not None else base
         frames[base] = frame if frame is not None else load_table(source, base)
     measurements = frames["measurements"]
+    if configs["measurements"] == "measurements":
+        measurements = measurements.with_columns(pl.lit(True).alias(TIER))
+    else:
+        default = load_table(source, "measurements").select("submission_id", "precision", pl.lit(True).alias(TIER))
+        measurements = measurements.join(default, on=["submission_id", "precision"], how="left", maintain_order="left")
+        measurements = measurements.with_columns(pl.col(TIER).fill_null(False))
     if "passes_cv_gate" not in measurements.columns:
-        measurements = measurements.with_columns(pl.lit(True).alias("passes_cv_gate"))
+        measurements = measurements.with_columns(pl.col(TIER).alias("passes_cv_gate"))
     return Tables(measurements, frames["windows"], frames["submissions"], configs)
 
 
@@ -89,34 +103,27 @@ def columnar(frame: pl.DataFrame) -> dict[str, Any]:
     return {"n": frame.height, "columns": out}
 
 
-def gate_by_submission(measurements: pl.DataFrame) -> pl.DataFrame:
-    """One row per submission: whether it passes the CV gate (every one of its rows does)."""
-    return measurements.group_by("submission_id").agg(pl.col("passes_cv_gate").all())
+def crossovers(tables: Tables, options: SiteOptions, known: Mapping[str, pl.DataFrame] | None = None) -> pl.DataFrame:
+    """The crossover table of each tier (``tier`` = ``gate`` or ``all``), computed once when both hold the same rows.
 
-
-def crossovers(tables: Tables, options: SiteOptions, gated: pl.DataFrame | None = None) -> pl.DataFrame:
-    """The crossover table of each tier (``tier`` = ``gate`` or ``all``); computed once when both hold the same rows.
-
-    ``gated``: the gate tier's crossovers when the caller has them already (``publish build`` computed them for
-    the card with the same function, rows, bootstrap size and seed).
+    ``known``: tier -> crossovers the caller computed already with the same function, rows, bootstrap size and
+    seed (``publish build`` does, for the card); a tier it lacks is computed here.
     """
     m, w = tables.measurements, tables.windows
-    gated_ids = m.filter(pl.col("passes_cv_gate"))["submission_id"].unique()
-    same = gated_ids.len() == m["submission_id"].n_unique()
-    if same and gated is not None:
-        everything = gated
-    else:
-        everything = crossover_frame(m, w, n_boot=options.n_boot, seed=options.seed)
-    if same:
-        gated = everything
-    elif gated is None:
-        gated = crossover_frame(
-            m.filter(pl.col("submission_id").is_in(gated_ids.implode())),
-            w.filter(pl.col("submission_id").is_in(gated_ids.implode())),
-            n_boot=options.n_boot,
-            seed=options.seed,
-        )
-    return pl.concat([gated.with_columns(tier=pl.lit("gate")), everything.with_columns(tier=pl.lit("all"))])
+    known = dict(known or {})
+    gated = m.filter(pl.col(TIER))
+    if gated.height == m.height:  # one set of rows: one table serves both tiers
+        shared = next((known[tier] for tier in ("all", "gate") if tier in known), None)
+        if shared is None:
+            shared = crossover_frame(m, w, n_boot=options.n_boot, seed=options.seed)
+        known = {"gate": shared, "all": shared}
+    for tier in ("gate", "all"):
+        if tier not in known:
+            rows = gated if tier == "gate" else m
+            ids = rows["submission_id"].unique().implode()
+            windows = w.filter(pl.col("submission_id").is_in(ids))
+            known[tier] = crossover_frame(rows, windows, n_boot=options.n_boot, seed=options.seed)
+    return pl.concat([known[tier].with_columns(tier=pl.lit(tier)) for tier in ("gate", "all")], how="diagonal_relaxed")
 
 
 def _manifest(folder: Path | None) -> dict[str, Any]:
@@ -147,10 +154,15 @@ def rejections(folder: Path | None) -> list[dict[str, Any]] | None:
     result = []
     for item in items:
         findings = item.get("findings") or item.get("errors") or []
-        submission = item.get("submission") or item.get("path") or item.get("submission_id") or "?"
+        if "codes" in item:  # the build's own form: parallel lists of codes and messages
+            findings = [
+                {"code": c, "message": m} for c, m in zip(item["codes"], item.get("messages", []), strict=False)
+            ]
+        submission = item.get("submission") or item.get("file") or item.get("path") or item.get("submission_id") or "?"
         result.append(
             {
                 "submission": str(submission),
+                "submission_id": item.get("submission_id"),
                 "findings": [
                     {"code": str(f.get("code", "")), "message": str(f.get("message", "")), "where": f.get("path")}
                     for f in findings
@@ -188,20 +200,22 @@ def meta(folder: Path | None, tables: Tables, options: SiteOptions) -> dict[str,
     }
 
 
-def build_payload(source: str | Path, options: SiteOptions, gated: pl.DataFrame | None = None) -> dict[str, Any]:
+def build_payload(
+    source: str | Path, options: SiteOptions, known: Mapping[str, pl.DataFrame] | None = None
+) -> dict[str, Any]:
     """Everything the page embeds, from a build folder (or a Hub id: then no card, manifest or rejections).
 
-    ``gated``: the gate tier's crossover table, when the caller computed it already (see :func:`crossovers`).
+    ``known``: tier -> crossover table the caller computed already (see :func:`crossovers`).
     """
     folder = Path(source) if Path(source).is_dir() else None
     tables = read_tables(source)
     m, m_names = columns.select(tables.measurements, columns.MEASUREMENTS)
     s, s_names = columns.select(tables.submissions, columns.SUBMISSIONS)
     m = m.join(s.select("submission_id", "gpu_count"), on="submission_id", how="left", maintain_order="left")
-    gates = gate_by_submission(tables.measurements)
-    changes = change_frame(tables.measurements).join(gates, on="submission_id", maintain_order="left")
-    c, c_names = columns.select(changes, {**columns.CHANGES, "passes_cv_gate": ("passes_cv_gate",)})
-    x, x_names = columns.select(crossovers(tables, options, gated), {**columns.CROSSOVERS, "tier": ("tier",)})
+    tiers = tables.measurements.select("submission_id", "precision", TIER)
+    changes = change_frame(tables.measurements).join(tiers, on=["submission_id", "precision"], maintain_order="left")
+    c, c_names = columns.select(changes, {**columns.CHANGES, TIER: (TIER,)})
+    x, x_names = columns.select(crossovers(tables, options, known), {**columns.CROSSOVERS, "tier": ("tier",)})
     return {
         "meta": meta(folder, tables, options),
         "defaults": defaults(),

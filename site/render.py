@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,7 @@ from ecocompute.site.payload import SiteOptions, build_payload
 STATIC = ("app.js", "app.css", "vendor/d3.min.js", "vendor/d3.LICENSE", "vendor/README.md")
 VENDOR = {"d3": "7.9.2"}  # npm package -> the version vendored in static/vendor (see its README.md)
 INDEX = "index.html"
+README = "README.md"  # front matter that makes the folder a static Hugging Face Space
 SITE_DIR = "site"  # where ``publish build`` writes the site inside the dataset folder
 
 
@@ -38,6 +40,10 @@ class BuildSettings(Protocol):
     @property
     def seed(self) -> int:
         """Seed of the bootstrap."""
+
+    @property
+    def doi(self) -> str | None:
+        """The dataset's DOI, when known."""
 
 
 @dataclass(frozen=True)
@@ -71,14 +77,23 @@ def index_html(payload: dict[str, Any]) -> str:
     return template
 
 
+def readme(payload: dict[str, Any]) -> str:
+    """The folder's README.md: a Hugging Face static-Space front matter and what the folder is."""
+    meta = payload["meta"]
+    text = resources.files("ecocompute.site").joinpath("templates/README.md").read_text(encoding="utf-8")
+    for key in ("title", "version", "url"):
+        text = text.replace("{{" + key + "}}", meta[key])
+    return text
+
+
 def write_site(
-    source: str | Path, out: Path, options: SiteOptions | None = None, gated: pl.DataFrame | None = None
+    source: str | Path, out: Path, options: SiteOptions | None = None, known: Mapping[str, pl.DataFrame] | None = None
 ) -> SiteResult:
     """Build the site of the dataset at ``source`` (a build folder or Hub id) into ``out``.
 
-    ``gated``: the gate tier's crossovers, when the caller computed them already (``publish build`` does).
+    ``known``: tier (``gate``, ``all``) -> the crossovers the caller computed already (``publish build`` does).
     """
-    payload = build_payload(source, options or SiteOptions(), gated)
+    payload = build_payload(source, options or SiteOptions(), known)
     out.mkdir(parents=True, exist_ok=True)
     package = resources.files("ecocompute.site").joinpath("static")
     written: list[Path] = []
@@ -88,12 +103,24 @@ def write_site(
         target.write_bytes(package.joinpath(name).read_bytes())
         written.append(target)
     (out / INDEX).write_text(index_html(payload), encoding="utf-8")
-    written.append(out / INDEX)
+    (out / README).write_text(readme(payload), encoding="utf-8")
+    written += [out / INDEX, out / README]
     files = tuple(sorted(p.relative_to(out).as_posix() for p in written))
     return SiteResult(out, files, sum(p.stat().st_size for p in written))
 
 
-def write_build_site(folder: Path, version: str, options: BuildSettings, gated: pl.DataFrame | None) -> SiteResult:
-    """``publish build``'s call: the site of the build being written in ``folder``, into ``folder/site``."""
-    settings = SiteOptions(version=version, hf_repo=options.hf_repo, n_boot=options.n_boot, seed=options.seed)
-    return write_site(folder, folder / SITE_DIR, settings, gated)
+def write_build_site(
+    folder: Path,
+    version: str,
+    options: BuildSettings,
+    gated: pl.DataFrame | None,
+    everything: pl.DataFrame | None = None,
+) -> SiteResult:
+    """``publish build``'s call: the site of the build being written in ``folder``, into ``folder/site``.
+
+    ``gated`` and ``everything``: the crossovers the build computed for its card, of the gate tier and of every
+    accepted row, so the site runs no bootstrap of its own.
+    """
+    settings = SiteOptions(version, options.hf_repo, options.doi, options.n_boot, options.seed)
+    known = {tier: frame for tier, frame in (("gate", gated), ("all", everything)) if frame is not None}
+    return write_site(folder, folder / SITE_DIR, settings, known)

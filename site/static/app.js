@@ -1,29 +1,31 @@
 /* ecocompute dashboard: draws the dataset embedded in index.html (no network). State lives in the URL hash. */
 "use strict";
 (function () {
+  performance.mark("app-start");
   const DATA = JSON.parse(document.getElementById("ecocompute-data").textContent);
+  performance.mark("json-parsed");
   const META = DATA.meta;
   const NAMES = DATA.names;
 
   // ---- data ---------------------------------------------------------------------------------------------
+  // Rows as plain objects of one shape, built by a generated constructor (fast and monomorphic).
   function decode(table) {
     const names = Object.keys(table.columns);
-    const getters = names.map(function (k) {
-      const c = table.columns[k];
-      if (c && c.levels) return function (i) { return c.codes[i] < 0 ? null : c.levels[c.codes[i]]; };
-      return function (i) { return c[i]; };
-    });
+    const cols = names.map(function (k) { return table.columns[k]; });
+    const body = names.map(function (k, j) {
+      const c = cols[j];
+      const value = c && c.levels ? "(c[" + j + "].codes[i] < 0 ? null : c[" + j + "].levels[c[" + j + "].codes[i]])"
+        : "c[" + j + "][i]";
+      return JSON.stringify(k) + ": " + value;
+    }).join(", ");
+    const make = new Function("c", "i", "return {" + body + "};");
     const rows = new Array(table.n);
-    for (let i = 0; i < table.n; i++) {
-      const r = {};
-      for (let j = 0; j < names.length; j++) r[names[j]] = getters[j](i);
-      rows[i] = r;
-    }
+    for (let i = 0; i < table.n; i++) rows[i] = make(cols, i);
     return rows;
   }
   const M = decode(DATA.measurements);
-  const C = decode(DATA.changes);
-  const X = decode(DATA.crossovers);
+  const decoded = {};  // changes and crossovers are decoded when a view first needs them
+  function lazyRows(name) { return decoded[name] || (decoded[name] = decode(DATA[name])); }
 
   const PRECISIONS = ["fp16", "bf16", "int8", "int8-t0", "nf4", "nf4-dq", "fp4"];
   const PRECISION_LABEL = {
@@ -63,8 +65,18 @@
     if (key === "batch") return values.sort(function (a, b) { return Number(a) - Number(b); });
     return values.sort();
   }
+  performance.mark("decoded");
   const VALUES = {};
-  DIMS.forEach(function (d) { VALUES[d.key] = distinct(M, d.key); });
+  const COUNTS = { gate: {}, all: {} };  // rows per filter value in each tier, taken once
+  DIMS.forEach(function (d) {
+    VALUES[d.key] = distinct(M, d.key);
+    const gate = COUNTS.gate[d.key] = {}, all = COUNTS.all[d.key] = {};
+    M.forEach(function (r) {
+      const v = String(r[d.key]);
+      all[v] = (all[v] || 0) + 1;
+      if (r.in_gate_tier) gate[v] = (gate[v] || 0) + 1;
+    });
+  });
 
   // ---- state in the URL hash -----------------------------------------------------------------------------
   const state = {};
@@ -75,6 +87,7 @@
       state[d.key] = p.has(d.key) ? p.get(d.key).split(",").filter(function (v) { return v !== ""; }) : null;
     });
     state.tier = p.get("tier") === "all" ? "all" : "gate";
+    state.front = p.get("front") === "all" ? "all" : "model";
     state.usd = numberOr(p.get("usd"), DEFAULTS.usd_per_gpu_hour.value);
     state.grid = numberOr(p.get("grid"), DEFAULTS.grid_g_per_kwh.value);
     state.pue = numberOr(p.get("pue"), DEFAULTS.pue.value);
@@ -89,10 +102,11 @@
     p.set("view", state.view);
     DIMS.forEach(function (d) { if (state[d.key] !== null) p.set(d.key, state[d.key].join(",")); });
     if (state.tier !== "gate") p.set("tier", state.tier);
+    if (state.front !== "model") p.set("front", state.front);
     if (state.usd !== DEFAULTS.usd_per_gpu_hour.value && state.usd !== null) p.set("usd", String(state.usd));
     if (state.grid !== DEFAULTS.grid_g_per_kwh.value) p.set("grid", String(state.grid));
     if (state.pue !== DEFAULTS.pue.value) p.set("pue", String(state.pue));
-    const hash = "#" + p.toString();
+    const hash = "#" + p.toString().replace(/%2C/g, ",");
     if (location.hash !== hash) history.replaceState(null, "", hash);
   }
   function keep(r, withTier) {
@@ -100,14 +114,14 @@
       const sel = state[DIMS[i].key];
       if (sel !== null && sel.indexOf(String(r[DIMS[i].key])) < 0) return false;
     }
-    if (withTier === "row") return state.tier === "all" || r.passes_cv_gate === true;
+    if (withTier === "row") return state.tier === "all" || r.in_gate_tier === true;
     if (withTier === "column") return r.tier === state.tier;
     return true;
   }
   function rows(kind) {
     if (kind === "measurements") return M.filter(function (r) { return keep(r, "row"); });
-    if (kind === "changes") return C.filter(function (r) { return keep(r, "row"); });
-    return X.filter(function (r) { return keep(r, "column"); });
+    if (kind === "changes") return lazyRows("changes").filter(function (r) { return keep(r, "row"); });
+    return lazyRows("crossovers").filter(function (r) { return keep(r, "column"); });
   }
 
   // ---- small helpers -------------------------------------------------------------------------------------
@@ -149,7 +163,7 @@
     return lines.join("\n") + "\n";
   }
   function datasetColumns(kind, keys) {  // CSV columns named as in the dataset's table
-    return keys.map(function (k) {
+    return keys.filter(function (k) { return k in NAMES[kind]; }).map(function (k) {
       return { name: NAMES[kind][k] || k, value: function (r) { return r[k]; } };
     });
   }
@@ -207,6 +221,20 @@
       item.append("rect").attr("width", 10).attr("height", 10).attr("fill", colour(p));
       item.append("text").attr("x", 14).attr("y", 9).text(precisionLabel(p));
     });
+  }
+  function escapeXml(text) {
+    return String(text).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+  // Views with many charts or bars draw the first ones and a button for the rest (not part of the link).
+  const CHART_LIMIT = 12;
+  const DENSE_POINTS = 2000;
+  const BAR_LIMIT = 60;
+  const showAll = {};
+  function moreButton(key, total, what) {
+    return el("button", { type: "button", class: "more", "data-more": key, text: "Show all " + total + " " + what,
+      onclick: function () { showAll[key] = true; update(); } });
   }
   function empty(text) { return el("p", { class: "empty", text: text }); }
   function groupBy(data, keyOf) {
@@ -275,16 +303,16 @@
         plot.append("path").attr("fill", "none").attr("stroke", colour(p)).attr("stroke-width", 1.5)
           .attr("d", d3.line().x(function (s) { return x(s.params); }).y(function (s) { return y(s.change); })(means));
       }
-      mine.forEach(function (r) {
-        const g = plot.append("g").attr("class", "point").attr("data-precision", p);
-        if (r.change_low !== null && r.change_high !== null) {
-          g.append("line").attr("x1", x(r.params)).attr("x2", x(r.params)).attr("y1", y(r.change_low))
-            .attr("y2", y(r.change_high)).attr("stroke", colour(p));
-        }
-        g.append("circle").attr("cx", x(r.params)).attr("cy", y(r.change_pct)).attr("r", 3.5).attr("fill", colour(p))
-          .append("title").text(shortModel(r.model) + " " + precisionLabel(p) + ": " + num(r.change_pct, 3) + "% [" +
-            num(r.change_low, 3) + ", " + num(r.change_high, 3) + "] (" + r.submission_id + ")");
+      const markup = mine.map(function (r) {  // one string per point: thousands of points draw in one step
+        const px = x(r.params).toFixed(2);
+        const bar = r.change_low !== null && r.change_high !== null ? '<line x1="' + px + '" x2="' + px + '" y1="' +
+          y(r.change_low).toFixed(2) + '" y2="' + y(r.change_high).toFixed(2) + '" stroke="' + colour(p) + '"/>' : "";
+        return '<g class="point" data-precision="' + escapeXml(p) + '">' + bar + '<circle cx="' + px + '" cy="' +
+          y(r.change_pct).toFixed(2) + '" r="3.5" fill="' + colour(p) + '"><title>' + escapeXml(shortModel(r.model) +
+          " " + precisionLabel(p) + ": " + num(r.change_pct, 3) + "% [" + num(r.change_low, 3) + ", " +
+          num(r.change_high, 3) + "] (" + r.submission_id + ")") + "</title></circle></g>";
       });
+      plot.append("g").attr("class", "points").html(markup.join(""));
     });
     const ticks = [];
     sizes.forEach(function (s) { if (!ticks.length || x(s) - x(ticks[ticks.length - 1]) > 34) ticks.push(s); });
@@ -300,7 +328,7 @@
     return svg.node();
   }
   const CHANGE_KEYS = ["submission_id", "gpu", "stack", "batch", "prompt_tokens", "new_tokens", "weights", "model",
-    "params", "precision", "baseline", "change_pct", "change_low", "change_high", "passes_cv_gate"];
+    "params", "precision", "baseline", "change_pct", "change_low", "change_high", "in_gate_tier"];
   const CROSS_KEYS = ["gpu", "stack", "batch", "prompt_tokens", "new_tokens", "precision", "weights", "status",
     "crossover_params", "crossover_low", "crossover_high", "params_min", "params_max", "message", "tier"];
   function viewChange(main) {
@@ -311,9 +339,10 @@
       "line and a shaded band mark a crossover (the size where the precision stops costing energy) and its " +
       "bootstrap 95% CI. One chart per card × software stack × batch × workload length × weights." }));
     if (!changes.length) { main.appendChild(empty("No change against FP16 in this selection.")); return; }
-    const groups = groupBy(changes, groupKey);
+    const groups = Array.from(groupBy(changes, groupKey).values());
+    const shown = showAll.change ? groups : groups.slice(0, CHART_LIMIT);
     let index = 0;
-    groups.forEach(function (points) {
+    shown.forEach(function (points) {
       index += 1;
       const first = points[0];
       const mine = crossings.filter(function (c) { return groupKey(c) === groupKey(first); });
@@ -344,6 +373,7 @@
       fig.insertBefore(list, fig.querySelector(".tools"));
       main.appendChild(fig);
     });
+    if (shown.length < groups.length) main.appendChild(moreButton("change", groups.length, "charts"));
   }
 
   // ---- view: J/token against tokens/s with the Pareto front ---------------------------------------------
@@ -356,31 +386,55 @@
   }
   const MEAS_KEYS = ["submission_id", "gpu", "stack", "batch", "prompt_tokens", "new_tokens", "model", "weights",
     "params", "precision", "n_windows", "j_per_token", "ci_low", "ci_high", "cv_pct", "tokens_per_s", "power_w",
-    "perplexity", "passes_cv_gate", "error"];
+    "wh_per_1k_tokens", "perplexity", "passes_cv_gate", "in_gate_tier", "error"];
   function viewPareto(main) {
     const points = rows("measurements").filter(function (r) { return r.j_per_token !== null && r.tokens_per_s !== null; });
+    const perModel = state.front !== "all";
     main.appendChild(el("p", { class: "caption", text: "Energy per token (total GPU energy, idle included) against " +
-      "throughput for every measurement in the selection. The line joins the Pareto front: no other measurement " +
-      "is both faster and more frugal. Different models, stacks and batches share the chart; filter to compare like " +
-      "with like." }));
+      "throughput for every measurement in the selection. A line joins a Pareto front: no other measurement on it " +
+      "is both faster and more frugal. " + (perModel ? "One front per model: which precision, stack and batch to " +
+      "pick for that model." : "One front across every model in the selection.") }));
+    const choice = el("div", { class: "inputs", "data-control": "front" });
+    [["model", "a front per model"], ["all", "one front across models"]].forEach(function (f) {
+      const radio = el("input", { type: "radio", name: "front", value: f[0] });
+      radio.checked = (f[0] === "all") !== perModel;
+      radio.onchange = function () { state.front = f[0]; update(); };
+      choice.appendChild(el("label", {}, [radio, " " + f[1]]));
+    });
+    main.appendChild(choice);
     if (!points.length) { main.appendChild(empty("No measurement in this selection.")); return; }
-    const front = paretoFront(points);
+    const fronts = perModel ? Array.from(groupBy(points, function (r) { return r.model; }).values()).map(paretoFront)
+      : [paretoFront(points)];
+    const front = [].concat.apply([], fronts);
     const onFront = new Set(front);
     const W = 760, H = 440, m = { l: 62, r: 150, t: 30, b: 48 };
-    const svg = newSvg(W, H, "J/token against tokens/s, " + points.length + " measurements");
+    const svg = newSvg(W, H, "J/token against tokens/s, " + points.length + " measurements, " +
+      (perModel ? "Pareto front per model" : "one Pareto front"));
     const x = d3.scaleLog().domain(d3.extent(points, function (r) { return r.tokens_per_s; })).nice().range([m.l, W - m.r]);
     const y = d3.scaleLog().domain(d3.extent(points, function (r) { return r.j_per_token; })).nice().range([H - m.b, m.t]);
-    svg.append("path").attr("class", "pareto-front").attr("fill", "none").attr("stroke", "#222").attr("stroke-width", 1.5)
-      .attr("d", d3.line().curve(d3.curveStepBefore).x(function (r) { return x(r.tokens_per_s); })
-        .y(function (r) { return y(r.j_per_token); })(front));
-    const g = svg.append("g");
-    points.forEach(function (r) {
-      g.append("circle").attr("class", "point").attr("data-precision", r.precision).attr("cx", x(r.tokens_per_s))
-        .attr("cy", y(r.j_per_token)).attr("r", onFront.has(r) ? 5 : 3.5).attr("fill", colour(r.precision))
-        .attr("stroke", onFront.has(r) ? "#000" : "none").attr("fill-opacity", 0.85)
-        .append("title").text(shortModel(r.model) + " " + precisionLabel(r.precision) + ", " + r.stack + ", batch " +
-          r.batch + ": " + num(r.j_per_token) + " J/token, " + num(r.tokens_per_s) + " tokens/s (" + r.submission_id + ")");
+    fronts.forEach(function (f) {
+      svg.append("path").attr("class", "pareto-front").attr("fill", "none").attr("stroke", "#222")
+        .attr("stroke-width", 1.2).attr("d", d3.line().curve(d3.curveStepBefore)
+          .x(function (r) { return x(r.tokens_per_s); }).y(function (r) { return y(r.j_per_token); })(f));
     });
+    const dense = points.length > DENSE_POINTS;  // one path per precision: no hover text, but fast
+    if (dense) {
+      groupBy(points, function (r) { return r.precision; }).forEach(function (list, precision) {
+        svg.append("path").attr("class", "points-dense").attr("data-precision", precision).attr("data-count", list.length)
+          .attr("fill", colour(precision)).attr("fill-opacity", 0.6).attr("d", list.map(function (r) {
+            return "M" + (x(r.tokens_per_s) - 3).toFixed(1) + "," + y(r.j_per_token).toFixed(1) + "a3,3 0 1,0 6,0a3,3 0 1,0 -6,0";
+          }).join(""));
+      });
+    }
+    svg.append("g").html((dense ? front : points).map(function (r) {
+      const front = onFront.has(r);
+      return '<circle class="point" data-precision="' + escapeXml(r.precision) + '" cx="' +
+        x(r.tokens_per_s).toFixed(2) + '" cy="' + y(r.j_per_token).toFixed(2) + '" r="' + (front ? 5 : 3.5) +
+        '" fill="' + colour(r.precision) + '" stroke="' + (front ? "#000" : "none") + '" fill-opacity="0.85"><title>' +
+        escapeXml(shortModel(r.model) + " " + precisionLabel(r.precision) + ", " + r.stack + ", batch " + r.batch +
+          ": " + num(r.j_per_token) + " J/token, " + num(r.tokens_per_s) + " tokens/s (" + r.submission_id + ")") +
+        "</title></circle>";
+    }).join(""));
     svg.append("g").attr("transform", "translate(0," + (H - m.b) + ")").call(d3.axisBottom(x).ticks(6, "~g"));
     svg.append("g").attr("transform", "translate(" + m.l + ",0)").call(d3.axisLeft(y).ticks(6, "~g"));
     svg.append("text").attr("x", (m.l + W - m.r) / 2).attr("y", H - 16).attr("text-anchor", "middle").text("tokens/s (log)");
@@ -388,7 +442,8 @@
       .attr("text-anchor", "middle").text("J/token (log)");
     legend(svg, distinct(points, "precision"), W - m.r + 12, m.t + 4);
     const cols = datasetColumns("measurements", MEAS_KEYS).concat([
-      { name: "on_pareto_front", value: function (r) { return onFront.has(r); } }]);
+      { name: "on_pareto_front", value: function (r) { return onFront.has(r); } },
+      { name: "pareto_front_of", value: function () { return perModel ? "model_id" : "selection"; } }]);
     main.appendChild(figure("pareto", "Energy per token against throughput", svg.node(),
       { text: function () { return csvText(cols, points); } },
       loadSnippet(['m = load_dataset("' + META.hf_repo + '", "' + config("measurements") + '", split="train").to_polars()',
@@ -507,14 +562,15 @@
       "(NVML: the card alone, no host, memory or network), × PUE for the facility; gCO2e = that × grid intensity. " +
       "Submissions of one configuration are averaged." }));
     if (!points.length) { main.appendChild(empty("No measurement in this selection.")); return; }
-    const data = costRows(points);
+    const all = costRows(points);
+    const data = showAll.cost ? all : all.slice(0, BAR_LIMIT);
     const cols = datasetColumns("measurements", COST_KEYS).concat(
       ["n_submissions", "j_per_token", "gpu_hours_per_mtok", "usd_per_mtok", "kwh_per_mtok_gpu",
         "kwh_per_mtok_facility", "gco2e_per_mtok"].map(function (k) { return { name: k, value: function (r) { return r[k]; } }; }),
       [{ name: "usd_per_gpu_hour", value: function () { return state.usd; } },
         { name: "grid_gco2e_per_kwh", value: function () { return state.grid; } },
         { name: "pue", value: function () { return state.pue; } }]);
-    const csv = { text: function () { return csvText(cols, data); } };
+    const csv = { text: function () { return csvText(cols, all); } };
     const snippet = loadSnippet([
       'm = load_dataset("' + META.hf_repo + '", "' + config("measurements") + '", split="train").to_polars()',
       "grid_g_per_kwh, pue, usd_per_gpu_hour = " + state.grid + ", " + state.pue + ", " + (state.usd === null ? "None" : state.usd),
@@ -530,6 +586,11 @@
         priced ? "USD per million tokens at $" + state.usd + " per GPU-hour" : "GPU-hours per million tokens (set a price for cost)",
         priced ? "USD per million tokens" : "GPU-hours per million tokens"), csv, snippet,
       priced ? null : "Set a $ per GPU-hour above to see the cost; there is no default price."));
+    if (data.length < all.length) {
+      main.insertBefore(el("p", { class: "note", text: "The charts show the first " + data.length + " of " +
+        all.length + " configurations; the CSV downloads hold them all." }), main.querySelector("#fig-carbon"));
+      main.appendChild(moreButton("cost", all.length, "bars"));
+    }
   }
 
   // ---- view: every measurement --------------------------------------------------------------------------
@@ -566,8 +627,9 @@
   function viewTable(main) {
     const data = rows("measurements");
     main.appendChild(el("p", { class: "caption", text: data.length + " of " + M.length + " measurements. Tier: " +
-      "'gate' = the measurement's submission passes the CV < 2% gate (the default configs); 'all' = accepted but " +
-      "for its spread (the *_all configs). CV is the windows' coefficient of variation of J/token." }));
+      "'gate' = in the default configs (its submission passes the CV < 2% gate); 'all only' = accepted but for " +
+      "its spread (in the *_all configs alone). 'CV < 2%' is the measurement's own passes_cv_gate; CV is the " +
+      "windows' coefficient of variation of J/token." }));
     const cols = [
       { name: "submission", value: function (r) { return r.submission_id; }, text: true },
       { name: "model", value: function (r) { return shortModel(r.model); }, text: true },
@@ -579,9 +641,11 @@
       { name: "CI low", value: function (r) { return num(r.ci_low); }, sort: function (r) { return r.ci_low; } },
       { name: "CI high", value: function (r) { return num(r.ci_high); }, sort: function (r) { return r.ci_high; } },
       { name: "CV %", value: function (r) { return num(r.cv_pct, 3); }, sort: function (r) { return r.cv_pct; } },
-      { name: "tier", value: function (r) { return r.passes_cv_gate ? "gate" : "all only"; }, text: true },
+      { name: "tier", value: function (r) { return r.in_gate_tier ? "gate" : "all only"; }, text: true },
+      { name: "CV < 2%", value: function (r) { return r.passes_cv_gate === null ? null : r.passes_cv_gate ? "yes" : "no"; }, text: true },
       { name: "windows", value: function (r) { return r.n_windows; } },
       { name: "tokens/s", value: function (r) { return num(r.tokens_per_s); }, sort: function (r) { return r.tokens_per_s; } },
+      { name: "Wh/1k tokens", value: function (r) { return num(r.wh_per_1k_tokens); }, sort: function (r) { return r.wh_per_1k_tokens; } },
       { name: "W", value: function (r) { return num(r.power_w); }, sort: function (r) { return r.power_w; } },
       { name: "perplexity", value: function (r) { return num(r.perplexity); }, sort: function (r) { return r.perplexity; } },
       { name: "tokens", value: tokens },
@@ -615,7 +679,8 @@
       "each error finding it gave. Codes are documented in docs/validator.md." }));
     const ul = el("ul", { class: "rejections" });
     list.forEach(function (item) {
-      const li = el("li", {}, [el("strong", { text: item.submission })]);
+      const li = el("li", {}, [el("strong", { text: item.submission }),
+        item.submission_id && item.submission_id !== item.submission ? " (submission " + item.submission_id + ")" : ""]);
       item.findings.forEach(function (f) {
         li.appendChild(el("div", { class: "finding" }, [el("code", { text: f.code }),
           " " + f.message + (f.where ? " (" + f.where + ")" : "")]));
@@ -664,7 +729,7 @@
           state[d.key] = on.length === VALUES[d.key].length ? null : on;
           update();
         };
-        const count = M.filter(function (r) { return String(r[d.key]) === value; }).length;
+        const count = COUNTS[state.tier][d.key][value] || 0;
         fs.appendChild(el("label", {}, [box, " " + label(d.key, value) + " ", el("span", { class: "count", text: "(" + count + ")" })]));
       });
       aside.appendChild(fs);
@@ -691,6 +756,9 @@
     window.ecocomputeDrawn = (window.ecocomputeDrawn || 0) + 1;
   }
   window.addEventListener("hashchange", function () { readState(); update(); });
+  document.querySelectorAll("a[href='#view=cite']").forEach(function (a) {
+    a.onclick = function (event) { event.preventDefault(); state.view = "cite"; update(); window.scrollTo(0, 0); };
+  });
   readState();
   update();
   window.ecocomputeReadyMs = performance.now();

@@ -41,3 +41,9 @@ def download(page: Any, selector: str) -> str:
 def read_csv(text: str) -> list[dict[str, str]]:
     """A downloaded CSV as rows of strings."""
     return list(csv.DictReader(io.StringIO(text)))
+
+
+def show_all(page: Any) -> None:
+    """Press every 'Show all' button (views draw their first charts, bars or rows, then offer the rest)."""
+    while page.locator("button.more").count():
+        page.locator("button.more").first.click()

@@ -15,23 +15,19 @@ from typing import Any
 import polars as pl
 import pytest
 from browser import shoot
-from site_helpers import all_tier, column, download, open_view, read_csv
+from site_helpers import all_tier, column, download, open_view, read_csv, show_all, table
 
 from ecocompute.analysis.change import change_frame
 from ecocompute.site.payload import defaults
 from ecocompute.site.render import write_site
 
 VIEWS = ("change", "pareto", "quality", "cost", "table", "rejections", "cite")
-
-
-def gated(frame: pl.DataFrame) -> pl.DataFrame:
-    """The rows of the gate tier (every row when the build has no tiers)."""
-    return frame.filter(pl.col("passes_cv_gate")) if "passes_cv_gate" in frame.columns else frame
+STATES = (*(f"view={v}" for v in VIEWS), "view=change&tier=all", "view=pareto&tier=all")
 
 
 def measured(folder: Path) -> pl.DataFrame:
-    """The gate tier's measurements."""
-    return gated(all_tier(folder, "measurements"))
+    """The gate tier's measurements: the build's default config."""
+    return table(folder, "measurements")
 
 
 def gate_changes(folder: Path) -> pl.DataFrame:
@@ -39,22 +35,26 @@ def gate_changes(folder: Path) -> pl.DataFrame:
     return change_frame(measured(folder)).filter(pl.col("change_pct").is_not_null())
 
 
-@pytest.mark.parametrize("view", VIEWS)
-def test_every_view_renders_offline_with_version_and_link(page: Any, built: Path, screenshots: Path, view: str) -> None:
+@pytest.mark.parametrize("state", STATES)
+def test_every_view_renders_offline_with_version_and_link(
+    page: Any, built: Path, screenshots: Path, state: str
+) -> None:
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
-    open_view(page, built / "site", f"view={view}")
+    open_view(page, built / "site", state)
+    view = state.split("&")[0].removeprefix("view=")
     assert page.get_attribute("main", "data-view") == view
     assert page.inner_text("#dataset-version") == json.loads((built / "MANIFEST.json").read_text())["version"]
     assert page.get_attribute("#dataset-link", "href").startswith("https://")
     assert page.locator("#main").inner_text().strip()
-    shoot(page, screenshots, f"site-{view}")
+    shoot(page, screenshots, "site-" + state.replace("view=", "").replace("&tier=", "-"))
     assert all(url.split(":", 1)[0] in {"file", "blob", "data"} for url in requests), requests
 
 
 def test_change_view_draws_every_change_with_its_interval(page: Any, built: Path) -> None:
     changes = gate_changes(built)
     open_view(page, built / "site", "view=change")
+    show_all(page)
     stack = column(changes, "software_stack", "stack")
     groups = changes.select("gpu_name", stack, "batch_size", "prompt_tokens", "new_tokens", "weights").unique()
     assert page.locator("section[data-chart^='change-']").count() == groups.height
@@ -68,7 +68,9 @@ def test_precision_filter_changes_the_chart_and_the_link(page: Any, built: Path,
     nf4 = changes.filter(pl.col("precision") == "nf4").height
     assert nf4 > 0
     open_view(page, built / "site", "view=change")
+    show_all(page)
     page.uncheck("fieldset[data-filter='precision'] input[value='nf4']")
+    show_all(page)
     points = page.locator("section[data-chart^='change-'] g.point")
     assert page.locator("g.point[data-precision='nf4']").count() == 0
     assert points.count() == changes.height - nf4
@@ -76,6 +78,7 @@ def test_precision_filter_changes_the_chart_and_the_link(page: Any, built: Path,
     assert "precision=" in link and "nf4" not in link.split("precision=")[1].split("&")[0]
     linked = browser.new_page()
     open_view(linked, built / "site", link.lstrip("#"))
+    show_all(linked)
     assert not linked.is_checked("fieldset[data-filter='precision'] input[value='nf4']")
     assert linked.locator("section[data-chart^='change-'] g.point").count() == changes.height - nf4
     linked.close()
@@ -93,17 +96,20 @@ def test_stack_filter_removes_that_stacks_charts(page: Any, built: Path) -> None
     kept = m.filter((pl.col(stack) != first) & pl.col("j_per_token_mean").is_not_null()).height
     assert page.locator("#fig-pareto circle.point").count() == kept < before
     page.click("nav#views button[data-view='change']")
+    show_all(page)
     assert page.locator("section[data-chart^='change-'] g.point").count() == left.height
 
 
 def test_tier_filter_shows_the_rows_of_each_tier(page: Any, built: Path) -> None:
     everything = all_tier(built, "measurements")
     open_view(page, built / "site", "view=table")
+    show_all(page)
     gate_rows = page.locator("table.data tbody tr").count()
     page.check("fieldset[data-filter='tier'] input[value='all']")
     assert "tier=all" in page.evaluate("location.hash")
+    show_all(page)
     all_rows = page.locator("table.data tbody tr").count()
-    assert (gate_rows, all_rows) == (min(200, measured(built).height), min(200, everything.height))
+    assert (gate_rows, all_rows) == (measured(built).height, everything.height)
 
 
 def test_measurements_csv_holds_the_datasets_numbers(page: Any, built: Path) -> None:
@@ -113,9 +119,10 @@ def test_measurements_csv_holds_the_datasets_numbers(page: Any, built: Path) -> 
     assert len(rows) == m.height
     by_key = {(r["submission_id"], r["precision"]): r for r in rows}
     low = column(m, "j_per_token_ci95_low", "ci95_low_j")
+    extra = [name for name in ("wh_per_1k_tokens", "perplexity") if name in m.columns]
     for row in m.iter_rows(named=True):
         got = by_key[(row["submission_id"], row["precision"])]
-        for name in ("j_per_token_mean", "cv_pct", low, "tokens_per_s"):
+        for name in ("j_per_token_mean", "cv_pct", low, "tokens_per_s", *extra):
             expected = row[name]
             assert (float(got[name]) if got[name] else None) == expected, (name, row["submission_id"])
 
@@ -123,6 +130,7 @@ def test_measurements_csv_holds_the_datasets_numbers(page: Any, built: Path) -> 
 def test_change_csv_and_svg_hold_what_is_drawn(page: Any, built: Path) -> None:
     changes = gate_changes(built)
     open_view(page, built / "site", "view=change")
+    show_all(page)
     figure = "section[data-chart='change-1']"
     rows = read_csv(download(page, f"{figure} button[data-download='csv']"))
     expected = {(r["submission_id"], r["precision"]): r for r in changes.iter_rows(named=True)}
@@ -165,9 +173,73 @@ def test_rejections_say_none_or_list_each_finding(page: Any, built: Path, tmp_pa
         assert "none" in page.inner_text("#main")
     copy = tmp_path / "dataset"
     shutil.copytree(built, copy, ignore=shutil.ignore_patterns("site"))
-    finding = {"code": "E-SIGNATURE", "message": "the signature does not verify", "path": "signature"}
-    (copy / "rejections.json").write_text(json.dumps([{"path": "someone/gpu/x.json", "findings": [finding]}]))
+    rejected = {"file": "someone/gpu/x.json", "submission_id": "20261130T000000Z-00000000",
+                "codes": ["E-SIGNATURE"], "messages": ["the signature does not verify"]}  # fmt: skip
+    (copy / "rejections.json").write_text(json.dumps([rejected]))
     write_site(copy, copy / "site")
     open_view(page, copy / "site", "view=rejections")
     text = page.inner_text("#main")
     assert "someone/gpu/x.json" in text and "E-SIGNATURE" in text and "the signature does not verify" in text
+
+
+def test_pareto_front_per_model_or_across_models(page: Any, built: Path) -> None:
+    m = measured(built).filter(pl.col("j_per_token_mean").is_not_null() & pl.col("tokens_per_s").is_not_null())
+    open_view(page, built / "site", "view=pareto")
+    assert page.locator("#fig-pareto path.pareto-front").count() == m["model_id"].n_unique()
+    per_model = read_csv(download(page, "#fig-pareto button[data-download='csv']"))
+    page.check("[data-control='front'] input[value='all']")
+    assert "front=all" in page.evaluate("location.hash")
+    assert page.locator("#fig-pareto path.pareto-front").count() == 1
+    across = read_csv(download(page, "#fig-pareto button[data-download='csv']"))
+    fastest = max(across, key=lambda r: float(r["tokens_per_s"]))
+    assert fastest["on_pareto_front"] == "true"
+    on = [r for r in across if r["on_pareto_front"] == "true"]
+    assert all(not (float(o["tokens_per_s"]) >= float(r["tokens_per_s"]) and float(o["j_per_token_mean"]) <
+                    float(r["j_per_token_mean"])) for r in on for o in across)  # fmt: skip
+    assert sum(r["on_pareto_front"] == "true" for r in per_model) >= len(on)
+
+
+def test_quality_view_draws_perplexity_beside_energy(page: Any, built: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "dataset"
+    shutil.copytree(built, copy, ignore=shutil.ignore_patterns("site"))
+    config = "measurements_all" if (copy / "data" / "measurements_all").is_dir() else "measurements"
+    path = copy / "data" / config / "train-00000-of-00001.parquet"
+    m = pl.read_parquet(path)
+    sizes = m.filter(pl.col("precision") != "fp16").group_by("submission_id").len()
+    first = sizes.sort(["len", "submission_id"], descending=[True, False])["submission_id"][0]  # most precisions
+    scored = pl.when(pl.col("submission_id") == first).then(pl.col("j_per_token_mean") * 10)  # test data
+    m = m.with_columns(perplexity=scored.otherwise(None))
+    m.write_parquet(path)
+    write_site(copy, copy / "site")
+    open_view(page, copy / "site", "view=quality&tier=all")
+    mine = m.filter(pl.col("submission_id") == first)
+    assert page.locator("#fig-quality circle.point").count() == mine.height
+    rows = read_csv(download(page, "#fig-quality button[data-download='csv']"))
+    assert len(rows) == mine.height > 2
+    base = mine.filter(pl.col("precision") == "fp16")["perplexity"][0]
+    for row in rows:
+        want = 100 * (float(row["perplexity"]) / base - 1) if row["precision"] != "fp16" else None
+        assert (float(row["perplexity_change_pct"]) if row["perplexity_change_pct"] else None) == pytest.approx(want)
+
+
+def test_each_filter_removes_exactly_its_rows_from_the_table(page: Any, built: Path) -> None:
+    m = measured(built)
+    stack = column(m, "software_stack", "stack")
+    dims = {"gpu": "gpu_name", "stack": stack, "batch": "batch_size", "precision": "precision", "weights": "weights"}
+    open_view(page, built / "site", "view=table")
+    checked = 0
+    for key, name in dims.items():
+        values = sorted(str(v) for v in m[name].unique().to_list())
+        assert page.locator(f"fieldset[data-filter='{key}'] input").count() >= len(values)
+        if len(values) < 2:
+            continue
+        value = values[0]
+        page.uncheck(f"fieldset[data-filter='{key}'] input[value='{value}']")
+        show_all(page)
+        left = m.filter(pl.col(name).cast(pl.String) != value).height
+        assert page.locator("table.data tbody tr").count() == left, key
+        page.check(f"fieldset[data-filter='{key}'] input[value='{value}']")
+        show_all(page)
+        assert page.locator("table.data tbody tr").count() == m.height
+        checked += 1
+    assert checked >= 2

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
-from site_helpers import all_tier, column
+from site_helpers import all_tier, column, table
 
+from ecocompute.analysis.crossovers import crossover_frame
 from ecocompute.cli import main
 from ecocompute.site import columns
-from ecocompute.site.payload import columnar, defaults, rejections
+from ecocompute.site.payload import TIER, SiteOptions, columnar, crossovers, defaults, read_tables, rejections
 from ecocompute.site.render import embed_json, write_site
 
 
@@ -26,8 +28,9 @@ def embedded(site: Path) -> dict:
 def test_build_writes_the_site_into_the_dataset_and_its_manifest(built: Path) -> None:
     site = built / "site"
     assert {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()} >= {
-        "index.html", "app.js", "app.css", "vendor/d3.min.js", "vendor/d3.LICENSE",
+        "index.html", "app.js", "app.css", "vendor/d3.min.js", "vendor/d3.LICENSE", "README.md",
     }  # fmt: skip
+    assert "sdk: static" in (site / "README.md").read_text(encoding="utf-8")
     manifest = json.loads((built / "MANIFEST.json").read_text(encoding="utf-8"))
     assert "site/index.html" in {f["path"] for f in manifest.get("files", [])}
 
@@ -104,13 +107,59 @@ def test_defaults_cite_a_named_dated_source() -> None:
         assert values[key]["url"].startswith("https://")
 
 
-def test_rejections_read_as_a_list_or_a_mapping(tmp_path: Path) -> None:
+def test_rejections_read_the_builds_form_a_list_or_a_mapping(tmp_path: Path) -> None:
     assert rejections(tmp_path) is None
-    finding = {"code": "E-SIG", "message": "signature does not verify", "path": "signature"}
-    (tmp_path / "rejections.json").write_text(json.dumps([{"path": "a/b/c.json", "findings": [finding]}]))
+    path = tmp_path / "rejections.json"
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "file": "a/b/c.json",
+                    "submission_id": "20261130T000000Z-00000000",
+                    "codes": ["E-SIG", "E-PATH"],
+                    "messages": ["signature does not verify", "moved"],
+                }
+            ]
+        )
+    )
     assert rejections(tmp_path) == [
-        {"submission": "a/b/c.json", "findings": [{"code": "E-SIG", "message": "signature does not verify",
-                                                  "where": "signature"}]}
+        {"submission": "a/b/c.json", "submission_id": "20261130T000000Z-00000000",
+         "findings": [{"code": "E-SIG", "message": "signature does not verify", "where": None},
+                      {"code": "E-PATH", "message": "moved", "where": None}]}
     ]  # fmt: skip
-    (tmp_path / "rejections.json").write_text(json.dumps({"a/b/c.json": [finding]}))
+    finding = {"code": "E-SIG", "message": "signature does not verify", "path": "signature"}
+    path.write_text(json.dumps([{"path": "a/b/c.json", "findings": [finding]}]))
+    assert rejections(tmp_path)[0]["findings"] == [
+        {"code": "E-SIG", "message": "signature does not verify", "where": "signature"}
+    ]
+    path.write_text(json.dumps({"a/b/c.json": [finding]}))
     assert rejections(tmp_path)[0]["findings"][0]["code"] == "E-SIG"
+
+
+def test_crossovers_per_tier_reuse_what_the_build_computed(built: Path) -> None:
+    tables = read_tables(built)
+    options = SiteOptions(n_boot=20)
+    known = crossover_frame(tables.measurements, tables.windows, n_boot=20, seed=options.seed)
+    one_tier = replace(tables, measurements=tables.measurements.with_columns(pl.lit(True).alias(TIER)))
+    reused = crossovers(one_tier, options, {"gate": known})
+    assert reused.filter(pl.col("tier") == "all").drop("tier").equals(known)
+    first = tables.measurements["submission_id"].sort()[0]
+    split = replace(
+        tables, measurements=tables.measurements.with_columns((pl.col("submission_id") != first).alias(TIER))
+    )
+    both = crossovers(split, options)
+    kept = split.measurements.filter(pl.col(TIER))
+    expected = crossover_frame(kept, split.windows.filter(pl.col("submission_id") != first), n_boot=20)
+    assert both.filter(pl.col("tier") == "gate").drop("tier").equals(expected)
+    assert (
+        both.filter(pl.col("tier") == "all")
+        .drop("tier")
+        .equals(crossover_frame(split.measurements, split.windows, n_boot=20))
+    )
+
+
+def test_gate_tier_is_the_default_config(built: Path) -> None:
+    tables = read_tables(built)
+    default = table(built, "measurements")
+    assert tables.measurements.filter(pl.col(TIER)).height == default.height
+    assert set(tables.measurements.filter(pl.col(TIER))["submission_id"]) == set(default["submission_id"])
