@@ -40,11 +40,12 @@ def _root(
 def _register_stages() -> None:
     from ecocompute.analysis import cli as analysis_cli
     from ecocompute.collector import cli as collector_cli
+    from ecocompute.mcp_server import cli as mcp_cli
     from ecocompute.publish import cli as publish_cli
     from ecocompute.schema import cli as schema_cli
     from ecocompute.validate import cli as validate_cli
 
-    for stage in (schema_cli, collector_cli, validate_cli, publish_cli, analysis_cli):
+    for stage in (schema_cli, collector_cli, validate_cli, publish_cli, analysis_cli, mcp_cli):
         stage.register(app)
 
 
