@@ -47,6 +47,7 @@ def _register_stages() -> None:
 
     for stage in (schema_cli, collector_cli, validate_cli, publish_cli, analysis_cli, mcp_cli):
         stage.register(app)
+    __import__("ecocompute.lint.cli", fromlist=["register"]).register(app)
 
 
 _register_stages()
