@@ -97,3 +97,24 @@ class Recommendation(BaseModel):
     pareto_front: list[Candidate] = Field(description="Candidates no other beats on both J/token and latency.")
     excluded: list[str] = Field(description="Why configurations were left out (limits, no evidence at this size).")
     provenance: Provenance
+
+
+class CodeFinding(BaseModel):
+    """One finding of the energy linter on the snippet."""
+
+    rule: str = Field(description="Stable rule id, e.g. ECO101 (docs/lint/ has a page per rule).")
+    name: str
+    severity: str
+    line: int
+    column: int
+    message: str = Field(description="What was found, and the measured change with its interval that it cites.")
+
+
+class CodeCheck(BaseModel):
+    """The linter's findings on a snippet, for the target card and stack."""
+
+    gpu: str
+    stack: str | None
+    findings: list[CodeFinding]
+    error: str | None = Field(description="Why the snippet could not be linted (e.g. a syntax error), else null.")
+    provenance: Provenance

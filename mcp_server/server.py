@@ -14,7 +14,14 @@ from ecocompute import __version__
 from ecocompute.estimate import Answer, Question, estimate
 from ecocompute.estimate.models import PRECISIONS, STACKS
 from ecocompute.mcp_server import recommend as rec
-from ecocompute.mcp_server.models import CrossoverResult, MeasurementRow, Measurements, Recommendation
+from ecocompute.mcp_server.models import (
+    CodeCheck,
+    CodeFinding,
+    CrossoverResult,
+    MeasurementRow,
+    Measurements,
+    Recommendation,
+)
 from ecocompute.mcp_server.sources import Sources, gpu_ranges
 from ecocompute.schema.errors import EcocomputeError
 
@@ -102,6 +109,7 @@ def build_server(sources: Sources) -> MCPServer:
         instructions=INSTRUCTIONS, website_url="https://github.com/ecocompute/ecocompute",
     )  # fmt: skip
     _tools(server, sources)
+    _code_tool(server, sources)
     _resources(server, sources)
     return server
 
@@ -170,6 +178,48 @@ def _tools(server: MCPServer, sources: Sources) -> None:
             return rec.recommend(sources, gpu, size_b, objective, max_vram_gb, max_latency_ms)
         except EcocomputeError as exc:
             raise _tool_error(exc) from exc
+
+
+def check(sources: Sources, code: str, filename: str, gpu: str, stack: str | None) -> CodeCheck:
+    """The linter on ``code`` as if it were the file ``filename``, with the evidence of ``gpu`` and ``stack``."""
+    from ecocompute.lint.config import resolve
+    from ecocompute.lint.engine import lint_text
+    from ecocompute.lint.evidence import Evidence
+
+    if not filename.endswith((".py", ".ipynb")):
+        raise ToolError(f"filename: {filename!r} must end in .py or .ipynb")
+    try:
+        config = resolve({}, {"target-gpu": gpu, "stack": stack})
+        evidence = Evidence(gpu, sources.artifact)
+        report = lint_text(code, filename, config, evidence)
+    except EcocomputeError as exc:
+        raise _tool_error(exc) from exc
+    findings = [
+        CodeFinding(
+            rule=f.rule,
+            name=f.rule_name,
+            severity=f.severity.name.lower(),
+            line=f.line,
+            column=f.column,
+            message=f.message,
+        )
+        for f in report.findings
+    ]
+    return CodeCheck(gpu=gpu, stack=stack, findings=findings, error=report.error, provenance=sources.provenance())
+
+
+def _code_tool(server: MCPServer, sources: Sources) -> None:
+    @server.tool(
+        description="Lint a Python snippet for energy waste in LLM inference, each finding citing its measurement.",
+        annotations=READ_ONLY,
+    )
+    def check_code(
+        code: Annotated[str, Field(max_length=200_000, description="Python source (or a notebook's JSON).")],
+        filename: Annotated[str, Field(description="Name it is linted as; .py or .ipynb.")] = "snippet.py",
+        gpu: Gpu = "H200",
+        stack: StackArg | None = None,
+    ) -> CodeCheck:
+        return check(sources, code, filename, gpu, stack)
 
 
 def _resources(server: MCPServer, sources: Sources) -> None:

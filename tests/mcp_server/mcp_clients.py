@@ -12,6 +12,11 @@ GOOD_CALLS: dict[str, dict[str, Any]] = {
     "crossover": {"gpu": "H200", "precision": "nf4", "stack": "compiled-all", "batch_size": 1},
     "find_measurements": {"gpu": "H200", "precision": "nf4", "limit": 3},
     "recommend_config": {"gpu": "H200", "params_b": 7.6, "objective": "energy"},
+    "check_code": {
+        "code": "from transformers import AutoModelForCausalLM\n"
+        "m = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B', load_in_8bit=True)\n",
+        "gpu": "H200",
+    },
 }
 RESOURCES = ("ecocompute://method", "ecocompute://schema/submission", "ecocompute://card", "ecocompute://gpus")
 

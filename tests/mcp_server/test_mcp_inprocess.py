@@ -89,3 +89,15 @@ def test_recommendation_respects_the_limits_and_its_front_is_not_dominated(serve
     for c in front:
         assert not any(o["j_per_token"] < c["j_per_token"] and o["ms_per_token"] < c["ms_per_token"] for o in front)
     assert all(math.isfinite(c["j_per_token"]) for c in chosen)
+
+
+def test_check_code_cites_the_measurement_and_says_why_it_cannot_lint(server: Any) -> None:
+    code = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B', load_in_8bit=True)\n"
+    content = _run(server, lambda c: c.call_tool("check_code", {"code": code, "gpu": "H200"})).structured_content
+    (finding,) = [f for f in content["findings"] if f["rule"] == "ECO101"]
+    assert finding["line"] == 2 and "95% CI" in finding["message"]
+    broken = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained(\n"
+    content = _run(server, lambda c: c.call_tool("check_code", {"code": broken})).structured_content
+    assert content["findings"] == [] and "cannot parse" in content["error"]
+    result = _run(server, lambda c: c.call_tool("check_code", {"code": code, "filename": "x.txt"}))
+    assert result.is_error and "filename" in result.content[0].text
