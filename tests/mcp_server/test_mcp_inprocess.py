@@ -92,7 +92,10 @@ def test_recommendation_respects_the_limits_and_its_front_is_not_dominated(serve
 
 
 def test_check_code_cites_the_measurement_and_says_why_it_cannot_lint(server: Any) -> None:
-    code = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B', load_in_8bit=True)\n"
+    code = (
+        "from transformers import AutoModelForCausalLM\n"
+        "m = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B', load_in_8bit=True)\n"
+    )
     content = _run(server, lambda c: c.call_tool("check_code", {"code": code, "gpu": "H200"})).structured_content
     (finding,) = [f for f in content["findings"] if f["rule"] == "ECO101"]
     assert finding["line"] == 2 and "95% CI" in finding["message"]
