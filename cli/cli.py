@@ -41,13 +41,15 @@ def _register_stages() -> None:
     from ecocompute.analysis import cli as analysis_cli
     from ecocompute.collector import cli as collector_cli
     from ecocompute.estimate import cli as estimate_cli
+    from ecocompute.lint import cli as lint_cli
+    from ecocompute.mcp_server import cli as mcp_cli
     from ecocompute.publish import cli as publish_cli
     from ecocompute.schema import cli as schema_cli
     from ecocompute.validate import cli as validate_cli
 
-    for stage in (schema_cli, collector_cli, validate_cli, publish_cli, analysis_cli, estimate_cli):
+    stages = (schema_cli, collector_cli, validate_cli, publish_cli, analysis_cli, estimate_cli, lint_cli, mcp_cli)
+    for stage in stages:
         stage.register(app)
-    __import__("ecocompute.lint.cli", fromlist=["register"]).register(app)
 
 
 _register_stages()
