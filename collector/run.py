@@ -25,7 +25,9 @@ from ecocompute.collector.engine import Engine, describe_error, other_processes
 from ecocompute.collector.errors import GpuBusyError, RunStateError
 from ecocompute.collector.gpu import GpuInfo, GpuMonitor
 from ecocompute.collector.precisions import SPECS
+from ecocompute.collector.preflight import gpu_checklist
 from ecocompute.collector.sampler import PowerSampler
+from ecocompute.collector.spread import OnSpread, SpreadVerdict, advice, passes_gate
 from ecocompute.collector.state import (
     MeasurementState,
     RunState,
@@ -77,6 +79,12 @@ class Result:
     path: Path
     submission: Submission
 
+    @property
+    def passes_gate(self) -> bool:
+        """Whether every measured precision's CV is within the validator's gate (the dataset's gated tier)."""
+        measured = [m for m in self.submission.payload.measurements if m.windows]
+        return bool(measured) and all(passes_gate([w.energy_j / w.tokens for w in m.windows]) for m in measured)
+
 
 def collect(config: RunConfig, dest: Destination, env: Environment | None = None) -> Result:
     """Measure, checkpointing after every window, and write the (signed) submission."""
@@ -87,7 +95,8 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     gpu = env.open_gpu(config.device_index)
     try:
         info = gpu.fingerprint()
-        _refuse_shared(gpu, config)
+        others = _refuse_shared(gpu, config)
+        env.view.checklist(gpu_checklist(info, gpu, others, config.allow_shared))
         software = env.software(info.nvml_version)
         store = StateStore(dest.state_dir or default_state_dir())
         state = _open_state(store, config, info, dest.resume, env, resume_stack(info, software))
@@ -162,8 +171,8 @@ def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: boo
     return fresh
 
 
-def _refuse_shared(gpu: GpuMonitor, config: RunConfig) -> None:
-    """Before this process touches the GPU, any compute process on it belongs to someone else."""
+def _refuse_shared(gpu: GpuMonitor, config: RunConfig) -> int | None:
+    """Before this process touches the GPU, any compute process on it belongs to someone else: how many."""
     pids = gpu.compute_processes()
     others = other_processes(pids, os.getpid(), own_contexts=0)
     if others and not config.allow_shared:
@@ -172,6 +181,7 @@ def _refuse_shared(gpu: GpuMonitor, config: RunConfig) -> None:
             f"{others} other process(es) use GPU {config.device_index} (PIDs {listed}): their energy would be "
             "counted as ours; stop them, or pass --allow-shared (recorded in the submission)"
         )
+    return others
 
 
 class Session:
@@ -190,8 +200,10 @@ class Session:
         self.device = config.torch_device or cuda_device_for(gpu)
         self.backend = env.make_backend(config, dest, self.device)
         self.sampler = PowerSampler(gpu, env.clock)
+        self.spread: dict[Precision, SpreadVerdict] = {}
+        own = 1 if self.device.startswith("cuda") else 0
         self.engine = Engine(gpu, self.sampler, env.clock, config.engine_config(), on_progress=self._progress,
-                             own_contexts=1 if self.device.startswith("cuda") else 0)  # fmt: skip
+                             on_spread=self._spread, own_contexts=own)  # fmt: skip
 
     @property
     def idle_power_w(self) -> float:
@@ -201,6 +213,14 @@ class Session:
     def _progress(self, m: MeasurementState, window: Any, warmup: bool) -> None:
         self.store.save(self.state)
         self.view.update(m, window, warmup, self.idle_power_w)
+
+    def _spread(self, m: MeasurementState, verdict: SpreadVerdict) -> None:
+        self.spread[m.precision] = verdict
+        if self.config.on_spread is OnSpread.STOP:
+            then = "stopping once every precision has the windows a valid file needs (--on-spread stop)"
+        else:
+            then = "measuring on to --max-windows (--on-spread continue)"
+        self.view.note(f"{advice(m.precision.value, verdict)}; {then}")
 
     def pending(self) -> list[Precision]:
         """Precisions with windows (or a perplexity) still to measure."""
@@ -214,7 +234,7 @@ class Session:
                 self.config.order == "auto" and self.backend.fits_together(pending)
             )
             self.state.order = "interleaved" if fits else "blocked"
-        self.view.start(list(self.state.measurements.values()), self.config.max_windows)
+        self.view.start(list(self.state.measurements.values()), self.config.max_windows, self.config.warmup_windows)
         self.sampler.start()
         try:
             if self.state.order == "interleaved":

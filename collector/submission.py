@@ -13,7 +13,9 @@ from ecocompute import __version__
 from ecocompute.collector import fingerprint, process
 from ecocompute.collector.config import Destination, RunConfig
 from ecocompute.collector.gpu import GpuInfo
+from ecocompute.collector.spread import GATE_CV_PCT
 from ecocompute.collector.state import MeasurementState
+from ecocompute.schema.derive import derive
 from ecocompute.schema.models import (
     SCHEMA_VERSION,
     CollectorInfo,
@@ -61,6 +63,11 @@ def build_submission(config: RunConfig, dest: Destination, env: Environment, ses
         skipped = [p.value for p, c in session.compiled.items() if not c]
         notes.append(f"{config.stack.value} stack: torch.compile used for {', '.join(done) or 'none'}"
                      + (f"; not for {', '.join(skipped)}" if skipped else "") + ".")  # fmt: skip
+    wide = [(m.precision.value, cv) for m in state.measurements.values()
+            if m.windows and (cv := _cv_pct(m)) > GATE_CV_PCT]  # fmt: skip
+    if wide:
+        listed = ", ".join(f"{name} {cv:.2f}%" for name, cv in wide)
+        notes.append(f"CV of J/token above the {GATE_CV_PCT:g}% gate ({listed}): for the dataset's all tier.")
     if state.sessions > 1:
         notes.append(f"measured in {state.sessions} sessions (resumed with --resume)")
     payload = Payload(
@@ -101,6 +108,10 @@ def build_submission(config: RunConfig, dest: Destination, env: Environment, ses
         example=test_run,
     )  # fmt: skip
     return Submission(schema_version=SCHEMA_VERSION, payload=payload)
+
+
+def _cv_pct(m: MeasurementState) -> float:
+    return derive(m.windows, 0.0).cv_pct
 
 
 def _measurement(m: MeasurementState, compiled: bool | None) -> Measurement:

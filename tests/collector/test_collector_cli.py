@@ -52,7 +52,8 @@ def nvml(monkeypatch: pytest.MonkeyPatch) -> FakePynvml:
 def base(tmp_path: Path) -> Iterator[list[str]]:
     yield ["collect", "--arch", "tiny-llama-test", "--precisions", "fp16", "--signer", "example-user",
            "--out", str(tmp_path / "submissions"), "--state-dir", str(tmp_path / "state"),
-           "--weights-cache", str(tmp_path / "weights"), "--torch-device", "cpu", "--quiet"]  # fmt: skip
+           "--weights-cache", str(tmp_path / "weights"), "--torch-device", "cpu", "--quiet",
+           "--stack", "eager", "--batch-size", "1"]  # fmt: skip
 
 
 def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:

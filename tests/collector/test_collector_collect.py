@@ -69,6 +69,7 @@ class World:
         self.config = RunConfig(
             precisions=(FP16, QUANTIZED), arch="tiny-llama-test", batch_size=1, prompt_tokens=8, new_tokens=8,
             window_s=10.0, warmup_windows=1, min_windows=3, max_windows=3, idle_s=4.0, torch_device="cpu",
+            stack=Stack.EAGER,
         )  # fmt: skip
 
     def dest(self, **changes: Any) -> Destination:
@@ -150,6 +151,8 @@ class Counter:
     def start(self, *args: Any) -> None: ...
 
     def note(self, text: str) -> None: ...
+
+    def checklist(self, items: Any) -> None: ...
 
     def stop(self) -> None: ...
 
