@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ecocompute.collector import hf
+from ecocompute.collector import hf, weights
 from ecocompute.collector.archs import load_arch
 from ecocompute.collector.clock import SystemClock
 from ecocompute.collector.engine import Engine, EngineConfig
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     clock = SystemClock()
     with NvmlGpu(args.device_index) as gpu:
         device = args.torch_device or hf.cuda_device(gpu.uuid(), args.device_index)
-        source = hf.random_init_source(load_arch(args.arch), 0, args.weights_cache, device)
+        source = weights.random_init_source(load_arch(args.arch), 0, args.weights_cache, device)
         backend = hf.HfBackend(source, device=device, batch_size=args.batch_size, prompt_tokens=128,
                                new_tokens=args.new_tokens, stack=Stack(args.stack), seed=0)  # fmt: skip
         runner = backend.load(Precision.FP16)

@@ -95,13 +95,13 @@ class Backend(Protocol):
 
 def hf_backend(config: RunConfig, dest: Destination, device: str) -> Backend:
     """The transformers backend (imports torch)."""
-    from ecocompute.collector import hf
+    from ecocompute.collector import hf, weights
 
     if config.arch is not None:
-        source = hf.random_init_source(load_arch(config.arch), config.seed, dest.weights_cache, device)
+        source = weights.random_init_source(load_arch(config.arch), config.seed, dest.weights_cache, device)
     else:
         assert config.model is not None  # noqa: S101 - RunConfig.check
-        source = hf.pretrained_source(config.model)
+        source = weights.pretrained_source(config.model)
     return hf.HfBackend(source, device=device, batch_size=config.batch_size, prompt_tokens=config.prompt_tokens,
                         new_tokens=config.new_tokens, stack=config.stack, seed=config.seed)  # fmt: skip
 

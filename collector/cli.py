@@ -6,7 +6,6 @@ Parsing and printing only; the work is in :mod:`ecocompute.collector.run` and
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 
 import typer
@@ -19,6 +18,7 @@ from ecocompute.collector.precisions import parse_precisions
 from ecocompute.collector.process import parse_cpu_list
 from ecocompute.collector.run import Environment, Result, collect
 from ecocompute.collector.spread import GATE_CV_PCT, OnSpread
+from ecocompute.collector.state import Order
 from ecocompute.console import out
 from ecocompute.schema.models import Precision, Stack
 
@@ -49,14 +49,6 @@ Example: ecocompute collect --model Qwen/Qwen2.5-1.5B --precisions fp16,nf4 --st
 
 TRIM_S = 0.5
 VALID_PRECISIONS = ", ".join(p.value for p in Precision)
-
-
-class OrderChoice(enum.StrEnum):
-    """How precisions share the GPU."""
-
-    AUTO = "auto"
-    INTERLEAVED = "interleaved"
-    BLOCKED = "blocked"
 
 
 def _list_archs(value: bool) -> None:
@@ -103,8 +95,8 @@ def collect_command(
         help="Once the CV gate is out of reach: stop (as soon as the file is valid, for the all tier) or continue "
         "to --max-windows.",
     ),
-    order: OrderChoice = typer.Option(
-        OrderChoice.AUTO, "--order", help="interleaved when all precisions fit in GPU memory (auto), else blocked."
+    order: Order = typer.Option(
+        RunConfig.order, "--order", help="interleaved when all precisions fit in GPU memory (auto), else blocked."
     ),
     cooldown_s: float = typer.Option(
         RunConfig.cooldown_s, "--cooldown-s", help="Pause between precisions when blocked, in s."
@@ -163,7 +155,7 @@ def collect_command(
         precisions=tuple(parse_precisions(precisions)), arch=arch, model=model, batch_size=batch_size,
         prompt_tokens=prompt_tokens, new_tokens=new_tokens, window_s=window_s, warmup_windows=warmup_windows,
         min_windows=min_windows, max_windows=max_windows, target_ci_pct=target_ci, stack=stack,
-        order=order.value, cooldown_s=cooldown_s, idle_s=idle_s, idle_settle_s=idle_settle_s, seed=seed,
+        order=order, cooldown_s=cooldown_s, idle_s=idle_s, idle_settle_s=idle_settle_s, seed=seed,
         device_index=device_index, allow_shared=allow_shared, perplexity=perplexity, torch_device=torch_device,
         pause_gc=gc_knob, cpu_affinity=None if cpu_affinity is None else parse_cpu_list(cpu_affinity), nice=nice,
         on_spread=on_spread,

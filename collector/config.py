@@ -6,16 +6,15 @@ import re
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ecocompute.collector.archs import load_arch
 from ecocompute.collector.engine import EngineConfig
 from ecocompute.collector.spread import OnSpread
+from ecocompute.collector.state import Order
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import GITHUB_LOGIN_PATTERN, Precision, Stack
 from ecocompute.validate.windows import MIN_WINDOWS_FLOOR, WINDOW_MIN_S_FLOOR
-
-Order = Literal["auto", "interleaved", "blocked"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class RunConfig:
     max_windows: int = EngineConfig.max_windows
     target_ci_pct: float = EngineConfig.target_ci_pct
     stack: Stack = Stack.COMPILED_ALL
-    order: Order = "auto"
+    order: Order = Order.AUTO
     cooldown_s: float = 30.0
     idle_s: float = 10.0
     idle_settle_s: float = 5.0

@@ -30,13 +30,14 @@ from ecocompute.collector.sampler import PowerSampler
 from ecocompute.collector.spread import OnSpread, SpreadVerdict, advice, passes_gate
 from ecocompute.collector.state import (
     MeasurementState,
+    Order,
     RunState,
     StateStore,
     default_state_dir,
     new_submission_id,
-    stack_differences,
+    pinned_differences,
 )
-from ecocompute.collector.submission import build_submission
+from ecocompute.collector.submission import IdleReadings, RunOutcome, build_submission
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import Precision, Quality, Submission
@@ -99,10 +100,10 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
         env.view.checklist(gpu_checklist(info, gpu, others, config.allow_shared))
         software = env.software(info.nvml_version)
         store = StateStore(dest.state_dir or default_state_dir())
-        state = _open_state(store, config, info, dest.resume, env, resume_stack(info, software))
+        state = _open_state(store, config, info, dest.resume, env, pinned_versions(info, software))
         session = Session(config, dest, env, gpu, store, state)
         try:
-            session.run()
+            outcome = session.run()
         except KeyboardInterrupt:
             done = sum(len(m.windows) for m in state.measurements.values())
             if not done:
@@ -111,7 +112,7 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
                 f"interrupted; {done} finished windows are saved in {store.path(state.key)}: "
                 "run the same command with --resume to continue"
             ) from None
-        submission = build_submission(config, dest, env, session, info, software)
+        submission = build_submission(config, dest, outcome, info, software, env.clock.utc_now())
     finally:
         gpu.close()
     submission = sign_submission(submission, dest.key, dest.signer) if dest.key else submission
@@ -121,7 +122,7 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     return Result(path, submission)
 
 
-def resume_stack(info: GpuInfo, software: Any) -> dict[str, Any]:
+def pinned_versions(info: GpuInfo, software: Any) -> dict[str, Any]:
     """What a resumed run must share with the session that started it, besides its settings and GPU."""
     return {
         "driver_version": info.driver_version, "power_limit_w": info.power_limit_w, "torch": software.torch,
@@ -139,14 +140,14 @@ def _apply_process_settings(config: RunConfig) -> None:
 
 
 def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: bool, env: Environment,
-                stack: dict[str, Any]) -> RunState:  # fmt: skip
+                pinned: dict[str, Any]) -> RunState:  # fmt: skip
     identity = {**config.identity(), "gpu_uuid_sha256": info.gpu_uuid_sha256}
     fresh = RunState(
         config=identity,
         submission_id=new_submission_id(env.clock.utc_now()),
         started_at=env.clock.utc_now(),
         measurements={p: MeasurementState(p) for p in config.precisions},
-        stack=stack,
+        pinned_versions=pinned,
     )
     saved = store.load(fresh.key)
     if saved is None and resume:
@@ -158,7 +159,7 @@ def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: boo
             "pass --resume to continue it, or delete that file to start over"
         )
     if saved is not None and resume:
-        changed = stack_differences(saved.stack, stack) if done > 0 else []
+        changed = pinned_differences(saved.pinned_versions, pinned) if done > 0 else []
         if changed:
             raise RunStateError(
                 f"the saved run in {store.path(fresh.key)} was measured with another stack or power limit "
@@ -166,7 +167,7 @@ def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: boo
                 "to start over"
             )
         saved.sessions += 1
-        saved.stack = stack
+        saved.pinned_versions = pinned
         return saved
     return fresh
 
@@ -226,18 +227,18 @@ class Session:
         """Precisions with windows (or a perplexity) still to measure."""
         return [p for p, m in self.state.measurements.items() if _needs_work(m, self.config.perplexity)]
 
-    def run(self) -> None:
+    def run(self) -> RunOutcome:
         """Measure every pending precision, then idle power after (always with a model loaded if one loads)."""
         pending = self.pending()
         if self.state.order is None:
-            fits = self.config.order == "interleaved" or (
-                self.config.order == "auto" and self.backend.fits_together(pending)
+            fits = self.config.order == Order.INTERLEAVED or (
+                self.config.order == Order.AUTO and self.backend.fits_together(pending)
             )
-            self.state.order = "interleaved" if fits else "blocked"
+            self.state.order = Order.INTERLEAVED if fits else Order.BLOCKED
         self.view.start(list(self.state.measurements.values()), self.config.max_windows, self.config.warmup_windows)
         self.sampler.start()
         try:
-            if self.state.order == "interleaved":
+            if self.state.order is Order.INTERLEAVED:
                 self._interleaved(pending)
             else:
                 self._blocked(pending)
@@ -246,6 +247,19 @@ class Session:
         finally:
             self.sampler.stop()
             self.view.stop()
+        return self.outcome()
+
+    def outcome(self) -> RunOutcome:
+        """What the run hands on to the submission."""
+        s = self.state
+        idle = IdleReadings(s.idle_power_w_before or 0.0, s.idle_model_loaded_before, self.idle_power_w_after or 0.0,
+                            self.idle_model_loaded_after)  # fmt: skip
+        return RunOutcome(
+            state=s, idle=idle, model=self.backend.source, prompt_sha256=self.backend.prompt_sha256,
+            device=self.device, notes=tuple(self.notes), compiled=dict(self.compiled),
+            attn_implementation=self.attn_implementation, power_sampling_hz=round(1.0 / self.sampler.period_s, 6),
+            random_delay_max_s=self.engine.config.random_delay_max_s,
+        )  # fmt: skip
 
     def _interleaved(self, pending: list[Precision]) -> None:
         runners = {p: r for p in pending if (r := self._load(p)) is not None}
@@ -290,7 +304,7 @@ class Session:
         blocked); when none loads, measure without a model and record ``model_loaded_*: false``.
         """
         good = [p for p, m in self.state.measurements.items() if m.error is None]
-        wanted = good if self.state.order == "interleaved" else good[-1:]
+        wanted = good if self.state.order is Order.INTERLEAVED else good[-1:]
         runners: dict[Precision, LoadedRunner] = {}
         try:
             for precision in wanted:

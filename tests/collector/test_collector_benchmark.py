@@ -16,12 +16,12 @@ from ecocompute.collector.clock import SystemClock
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "collector_overhead.py"
 
 
-def test_abba_windows_and_summary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+def test_abba_windows_and_summary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, random_init_weights: Path,
                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.setitem(sys.modules, "pynvml", FakePynvml(SystemClock()))
     out = tmp_path / "overhead.json"
     args = ["--out", str(out), "--arch", "tiny-llama-test", "--windows", "4", "--window-s", "0.3",
-            "--new-tokens", "4", "--weights-cache", str(tmp_path / "w"), "--torch-device", "cpu"]  # fmt: skip
+            "--new-tokens", "4", "--weights-cache", str(random_init_weights), "--torch-device", "cpu"]  # fmt: skip
     assert load_script(SCRIPT).main(args) == 0
     result = json.loads(out.read_text())
     assert [w["arm"] for w in result["windows"]] == ["on", "off", "off", "on"]

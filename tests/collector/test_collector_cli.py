@@ -49,10 +49,10 @@ def nvml(monkeypatch: pytest.MonkeyPatch) -> FakePynvml:
 
 
 @pytest.fixture
-def base(tmp_path: Path) -> Iterator[list[str]]:
+def base(tmp_path: Path, random_init_weights: Path) -> Iterator[list[str]]:
     yield ["collect", "--arch", "tiny-llama-test", "--precisions", "fp16", "--signer", "example-user",
            "--out", str(tmp_path / "submissions"), "--state-dir", str(tmp_path / "state"),
-           "--weights-cache", str(tmp_path / "weights"), "--torch-device", "cpu", "--quiet",
+           "--weights-cache", str(random_init_weights), "--torch-device", "cpu", "--quiet",
            "--stack", "eager", "--batch-size", "1"]  # fmt: skip
 
 

@@ -21,7 +21,6 @@ import pytest
 import torch
 from collector_fakes import FakePynvml, FastClock, make_pretrained
 
-from ecocompute.collector import hf
 from ecocompute.collector.archs import load_arch
 from ecocompute.collector.corpus import corpus
 from ecocompute.collector.display import SilentView
@@ -37,6 +36,7 @@ from ecocompute.collector.run import (
     hf_backend,
 )
 from ecocompute.collector.state import MeasurementState, StateStore
+from ecocompute.collector.weights import random_init_source
 from ecocompute.schema.derive import integral_diff_pct
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.io import load_document, load_submission
@@ -48,10 +48,10 @@ QUANTIZED = Precision.NF4 if HAS_BNB else Precision.BF16
 FP16, BF16 = Precision.FP16, Precision.BF16
 
 
-@pytest.fixture(scope="module")
-def weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One random-init weights cache for the module's runs."""
-    return tmp_path_factory.mktemp("weights")
+@pytest.fixture
+def weights(random_init_weights: Path) -> Path:
+    """The session's random-init weights cache (built once for every end-to-end test)."""
+    return random_init_weights
 
 
 @dataclass
@@ -331,7 +331,7 @@ def test_the_compiled_all_stack_is_recorded_as_such(world: World) -> None:
 
 
 def test_a_local_pretrained_model_with_perplexity(world: World) -> None:
-    source = hf.random_init_source(load_arch("tiny-llama-test"), 0, world.weights, "cpu")
+    source = random_init_source(load_arch("tiny-llama-test"), 0, world.weights, "cpu")
     local = make_pretrained(world.root / "tiny-pretrained", source)
     config = replace(world.config, arch=None, model=str(local), perplexity=True, precisions=(FP16,))
     result = world.run(config)
