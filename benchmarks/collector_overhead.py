@@ -22,12 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ecocompute.collector import hf, weights
-from ecocompute.collector.archs import load_arch
-from ecocompute.collector.clock import SystemClock
-from ecocompute.collector.engine import Engine, EngineConfig
-from ecocompute.collector.nvml import NvmlGpu
-from ecocompute.collector.sampler import PowerSampler, WindowPower
+from ecocompute.collector.device.nvml import NvmlGpu
+from ecocompute.collector.device.sampler import PowerSampler, WindowPower
+from ecocompute.collector.host.clock import SystemClock
+from ecocompute.collector.model import hf, weights
+from ecocompute.collector.model.archs import load_arch
+from ecocompute.collector.run.engine import Engine, EngineConfig
 from ecocompute.schema.derive import mean_std, t_quantile_975
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_text_atomic

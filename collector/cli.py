@@ -1,7 +1,7 @@
 """Commands of the collector: ``ecocompute collect`` and the hidden ``ecocompute record-trace``.
 
-Parsing and printing only; the work is in :mod:`ecocompute.collector.run` and
-:mod:`ecocompute.collector.trace`. Nothing here imports torch: that happens when a measurement starts.
+Parsing and printing only; the work is in :mod:`ecocompute.collector.run.collect` and
+:mod:`ecocompute.collector.device.trace`. Nothing here imports torch: that happens when a measurement starts.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from pathlib import Path
 
 import typer
 
-from ecocompute.collector.archs import arch_names
-from ecocompute.collector.config import Destination, RunConfig
-from ecocompute.collector.display import make_view
 from ecocompute.collector.errors import GpuError
-from ecocompute.collector.precisions import parse_precisions
-from ecocompute.collector.process import parse_cpu_list
-from ecocompute.collector.run import Environment, Result, collect
-from ecocompute.collector.spread import GATE_CV_PCT, OnSpread
-from ecocompute.collector.state import Order
+from ecocompute.collector.host.process import parse_cpu_list
+from ecocompute.collector.model.archs import arch_names
+from ecocompute.collector.model.precisions import parse_precisions
+from ecocompute.collector.run.collect import Environment, Result, collect
+from ecocompute.collector.run.config import Destination, RunConfig
+from ecocompute.collector.run.display import make_view
+from ecocompute.collector.run.spread import GATE_CV_PCT, OnSpread
+from ecocompute.collector.run.state import Order
 from ecocompute.console import out
 from ecocompute.schema.models import Precision, Stack
 
@@ -196,10 +196,10 @@ def record_trace_command(
 
     Example: ecocompute record-trace --seconds 20 --out tests/data/traces/h200-matmul.json
     """
-    from ecocompute.collector import hf
-    from ecocompute.collector.clock import SystemClock
-    from ecocompute.collector.nvml import NvmlGpu
-    from ecocompute.collector.trace import counter_vs_integral_pct, record_trace, write_trace
+    from ecocompute.collector.device.nvml import NvmlGpu
+    from ecocompute.collector.device.trace import counter_vs_integral_pct, record_trace, write_trace
+    from ecocompute.collector.host.clock import SystemClock
+    from ecocompute.collector.model import hf
 
     with NvmlGpu(device_index) as gpu:
         device = torch_device or hf.cuda_device(gpu.uuid(), device_index)

@@ -17,8 +17,8 @@ DATA = [  # reference data the commands read at run time
     "ecocompute/py.typed",
     "ecocompute/schema/submission-1.0.schema.json",
     "ecocompute/validate/data/gpus.csv",
-    "ecocompute/collector/archs/TinyLlama-1.1B.json",
-    "ecocompute/collector/data/perplexity.txt",
+    "ecocompute/collector/model/archs/TinyLlama-1.1B.json",
+    "ecocompute/collector/model/data/perplexity.txt",
     "ecocompute/publish/templates/card.md",
 ]
 PROBE = """
@@ -51,8 +51,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_holds_the_packages_their_data_and_pypi_metadata(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for package in ("cli", "schema", "collector", "validate", "publish", "analysis"):
-        for source in (ROOT / package).glob("*.py"):
-            inside = "ecocompute/" + ("" if package == "cli" else f"{package}/") + source.name
+        for source in (ROOT / package).rglob("*.py"):
+            inside = (
+                "ecocompute/"
+                + ("" if package == "cli" else f"{package}/")
+                + source.relative_to(ROOT / package).as_posix()
+            )
             assert inside in names, inside
     assert [d for d in DATA if d not in names] == []
     assert not [n for n in names if n.startswith(("tests/", "runs/", "submissions/", "benchmarks/"))]

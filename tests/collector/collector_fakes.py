@@ -21,8 +21,8 @@ from types import SimpleNamespace
 from typing import Any
 from unittest.mock import patch
 
-from ecocompute.collector.clock import SystemClock, Timer
-from ecocompute.collector.corpus import corpus
+from ecocompute.collector.host.clock import SystemClock, Timer
+from ecocompute.collector.model.corpus import corpus
 from ecocompute.schema.models import Precision
 
 NOT_SUPPORTED = 3

@@ -21,8 +21,8 @@ def random_init_weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Every end-to-end test that runs the real transformers path loads its weights from here instead of building
     its own: same architecture and seed give the same folder name, so the build happens once.
     """
-    from ecocompute.collector import weights
-    from ecocompute.collector.archs import load_arch
+    from ecocompute.collector.model import weights
+    from ecocompute.collector.model.archs import load_arch
 
     folder = tmp_path_factory.mktemp("random-init-weights")
     weights.random_init_source(load_arch("tiny-llama-test"), 0, folder, "cpu")

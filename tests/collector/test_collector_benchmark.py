@@ -11,7 +11,7 @@ import pytest
 from collector_fakes import FakePynvml
 from factories import load_script
 
-from ecocompute.collector.clock import SystemClock
+from ecocompute.collector.host.clock import SystemClock
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "collector_overhead.py"
 

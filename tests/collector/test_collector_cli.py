@@ -13,7 +13,7 @@ from collector_fakes import DRIVER_NOT_LOADED, LIBRARY_NOT_FOUND, FakePynvml, Fa
 
 from ecocompute.cli import main
 from ecocompute.collector import cli as collector_cli
-from ecocompute.collector.run import Environment
+from ecocompute.collector.run.collect import Environment
 
 HEAVY = ("torch", "transformers", "bitsandbytes", "pynvml")
 

@@ -21,11 +21,11 @@ import pytest
 import torch
 from collector_fakes import FakePynvml, FastClock, make_pretrained
 
-from ecocompute.collector.archs import load_arch
-from ecocompute.collector.corpus import corpus
-from ecocompute.collector.display import SilentView
 from ecocompute.collector.errors import GpuBusyError, RunStateError
-from ecocompute.collector.run import (
+from ecocompute.collector.model.archs import load_arch
+from ecocompute.collector.model.corpus import corpus
+from ecocompute.collector.model.weights import random_init_source
+from ecocompute.collector.run.collect import (
     Backend,
     Destination,
     Environment,
@@ -35,8 +35,8 @@ from ecocompute.collector.run import (
     collect,
     hf_backend,
 )
-from ecocompute.collector.state import MeasurementState, StateStore
-from ecocompute.collector.weights import random_init_source
+from ecocompute.collector.run.display import SilentView
+from ecocompute.collector.run.state import MeasurementState, StateStore
 from ecocompute.schema.derive import integral_diff_pct
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.io import load_document, load_submission

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from ecocompute.collector.display import LineView, LiveView, SilentView, figures, make_view
-from ecocompute.collector.state import MeasurementState
+from ecocompute.collector.run.display import LineView, LiveView, SilentView, figures, make_view
+from ecocompute.collector.run.state import MeasurementState
 from ecocompute.schema.models import Precision, Window
 
 

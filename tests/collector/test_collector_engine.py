@@ -7,7 +7,10 @@ import os
 import pytest
 from collector_fakes import FakePynvml, FakeRunner, VirtualClock
 
-from ecocompute.collector.engine import (
+from ecocompute.collector.device.nvml import NvmlGpu
+from ecocompute.collector.device.sampler import PowerSampler
+from ecocompute.collector.errors import NvmlReadError
+from ecocompute.collector.run.engine import (
     Engine,
     EngineConfig,
     Runner,
@@ -16,11 +19,8 @@ from ecocompute.collector.engine import (
     other_processes,
     round_order,
 )
-from ecocompute.collector.errors import NvmlReadError
-from ecocompute.collector.nvml import NvmlGpu
-from ecocompute.collector.sampler import PowerSampler
-from ecocompute.collector.spread import OnSpread
-from ecocompute.collector.state import MeasurementState
+from ecocompute.collector.run.spread import OnSpread
+from ecocompute.collector.run.state import MeasurementState
 from ecocompute.schema.derive import derive
 from ecocompute.schema.models import Precision, Window
 
@@ -177,7 +177,7 @@ def test_each_window_records_the_power_limit_at_its_start(fake_nvml: FakePynvml,
 def test_each_window_records_what_else_kept_the_host_busy(
     fake_nvml: FakePynvml, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecocompute.collector import host
+    from ecocompute.collector.host import host
 
     busy = iter([500.0, 530.0])  # the host's busy CPU time at the window's start and end: 30 s
     cpu = iter([1.0, 2.0])  # of which 1 s was this process's

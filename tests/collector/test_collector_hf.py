@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from collector_fakes import make_pretrained
 
-from ecocompute.collector import hf, weights
-from ecocompute.collector.archs import arch_names, load_arch, match_arch
-from ecocompute.collector.corpus import corpus
 from ecocompute.collector.errors import ModelError
-from ecocompute.collector.precisions import SPECS, estimate_model_bytes, parse_precisions
+from ecocompute.collector.model import hf, weights
+from ecocompute.collector.model.archs import arch_names, load_arch, match_arch
+from ecocompute.collector.model.corpus import corpus
+from ecocompute.collector.model.precisions import SPECS, estimate_model_bytes, parse_precisions
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import Precision, Stack
 
@@ -241,7 +241,7 @@ def test_a_build_finished_elsewhere_first_is_kept(tmp_path: Path) -> None:
 def test_dynamo_compiles_counts_a_compilation() -> None:
     import torch
 
-    from ecocompute.collector.hf import dynamo_compiles
+    from ecocompute.collector.model.hf import dynamo_compiles
 
     def double(x: torch.Tensor) -> torch.Tensor:
         return x * 2

@@ -11,10 +11,10 @@ import pytest
 from collector_fakes import FakePynvml, VirtualClock
 
 from ecocompute.cli import main
-from ecocompute.collector.display import LineView, checklist_table
-from ecocompute.collector.nvml import NvmlGpu
-from ecocompute.collector.preflight import gpu_checklist, try_key
-from ecocompute.collector.spread import Reach, advice, passes_gate, spread_verdict
+from ecocompute.collector.device.nvml import NvmlGpu
+from ecocompute.collector.run.display import LineView, checklist_table
+from ecocompute.collector.run.preflight import gpu_checklist, try_key
+from ecocompute.collector.run.spread import Reach, advice, passes_gate, spread_verdict
 from ecocompute.schema.errors import UsageError
 from ecocompute.validate.core import DEFAULT_MAX_CV_PCT
 

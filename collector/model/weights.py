@@ -2,8 +2,8 @@
 
 A random-init model is built once in fp16 (seeded), saved to a cache folder (``/dev/shm/ecocompute`` when it has
 room) and loaded back per precision; a pretrained one is read from a local folder or the Hugging Face cache.
-Either way the result is a :class:`ModelSource` that :class:`ecocompute.collector.hf.HfBackend` loads.
-torch and transformers come through :mod:`ecocompute.collector.hf`, imported inside the functions that need them.
+Either way the result is a :class:`ModelSource` that :class:`ecocompute.collector.model.hf.HfBackend` loads.
+torch and transformers come through :mod:`ecocompute.collector.model.hf`, imported inside the functions that need them.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ecocompute.collector.archs import Arch, match_arch
 from ecocompute.collector.errors import ModelError
-from ecocompute.collector.hf import _free_memory, _torch, _transformers
+from ecocompute.collector.model.archs import Arch, match_arch
+from ecocompute.collector.model.hf import _free_memory, _torch, _transformers
 
 COMPLETE_MARKER = ".ecocompute-complete"
 

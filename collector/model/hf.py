@@ -2,7 +2,7 @@
 
 Every import happens inside the function that needs it, so ``ecocompute --help`` never loads torch. Where a
 model's weights come from (a shipped architecture built once with random weights, or a pretrained checkpoint)
-is :mod:`ecocompute.collector.weights`; the names it holds are still reachable here. Each precision is loaded
+is :mod:`ecocompute.collector.model.weights`; the names it holds are still reachable here. Each precision is loaded
 with ``from_pretrained(..., dtype=..., quantization_config=BitsAndBytesConfig(...))``
 and wrapped in an :class:`HfRunner` that generates exactly ``new_tokens`` per sequence, greedily.
 """
@@ -18,7 +18,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from ecocompute.collector.errors import ModelError, NoGpuError
-from ecocompute.collector.precisions import SPECS, estimate_model_bytes
+from ecocompute.collector.model.precisions import SPECS, estimate_model_bytes
 from ecocompute.schema.models import Precision, Stack
 
 PROMPT_ID_LOW = 10
@@ -29,7 +29,7 @@ FIT_FRACTION = 0.85
 
 
 if TYPE_CHECKING:
-    from ecocompute.collector.weights import ModelSource
+    from ecocompute.collector.model.weights import ModelSource
 
 _MOVED_TO_WEIGHTS = (
     "COMPLETE_MARKER", "ModelSource", "weights_cache_candidates", "default_weights_cache", "random_init_source",
@@ -38,9 +38,9 @@ _MOVED_TO_WEIGHTS = (
 
 
 def __getattr__(name: str) -> Any:
-    """The weights-cache names, which moved to :mod:`ecocompute.collector.weights` (kept reachable here)."""
+    """The weights-cache names, which moved to :mod:`ecocompute.collector.model.weights` (kept reachable here)."""
     if name in _MOVED_TO_WEIGHTS:
-        from ecocompute.collector import weights
+        from ecocompute.collector.model import weights
 
         return getattr(weights, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,10 +8,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute.collector.archs import load_arch
-from ecocompute.collector.engine import EngineConfig
-from ecocompute.collector.spread import OnSpread
-from ecocompute.collector.state import Order
+from ecocompute.collector.model.archs import load_arch
+from ecocompute.collector.run.engine import EngineConfig
+from ecocompute.collector.run.spread import OnSpread
+from ecocompute.collector.run.state import Order
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import GITHUB_LOGIN_PATTERN, Precision, Stack
 from ecocompute.validate.windows import MIN_WINDOWS_FLOOR, WINDOW_MIN_S_FLOOR
@@ -132,6 +132,6 @@ class Destination:
                 raise UsageError(f"SSH key {self.key} does not exist: pass your private key, e.g. ~/.ssh/id_ed25519")
             if shutil.which("ssh-keygen") is None:
                 raise UsageError("ssh-keygen is not installed: install OpenSSH, or drop --key and sign later")
-            from ecocompute.collector.preflight import try_key
+            from ecocompute.collector.run.preflight import try_key
 
             try_key(self.key)

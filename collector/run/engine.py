@@ -1,7 +1,7 @@
 """The measurement engine: windows of back-to-back generate calls, read against the energy counter.
 
 Torch-agnostic: it drives :class:`Runner` objects (one per precision) and a
-:class:`~ecocompute.collector.gpu.GpuMonitor`. A window is a random 0-100 ms delay, a synchronize,
+:class:`~ecocompute.collector.device.gpu.GpuMonitor`. A window is a random 0-100 ms delay, a synchronize,
 a counter read, back-to-back ``generate_once`` calls until ``window_s`` has passed, a synchronize and a
 second counter read. Precisions are interleaved window by window, the order reversed every round
 (ABBA) to cancel drift. All precisions stop together, once every one has met the stopping rule
@@ -21,14 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from ecocompute.collector import host
-from ecocompute.collector.clock import Clock
+from ecocompute.collector.device.gpu import GpuMonitor
+from ecocompute.collector.device.sampler import PowerSampler
 from ecocompute.collector.errors import NvmlReadError
-from ecocompute.collector.gpu import GpuMonitor
-from ecocompute.collector.process import gc_paused
-from ecocompute.collector.sampler import PowerSampler
-from ecocompute.collector.spread import GATE_CV_PCT, OnSpread, SpreadVerdict, spread_verdict
-from ecocompute.collector.state import MeasurementState
+from ecocompute.collector.host import host
+from ecocompute.collector.host.clock import Clock
+from ecocompute.collector.host.process import gc_paused
+from ecocompute.collector.run.spread import GATE_CV_PCT, OnSpread, SpreadVerdict, spread_verdict
+from ecocompute.collector.run.state import MeasurementState
 from ecocompute.schema.derive import derive, stopping_reached
 from ecocompute.schema.models import Precision, Window
 from ecocompute.validate.windows import MIN_WINDOWS_FLOOR

@@ -23,8 +23,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ecocompute.collector.preflight import CheckItem
-from ecocompute.collector.state import MeasurementState
+from ecocompute.collector.run.preflight import CheckItem
+from ecocompute.collector.run.state import MeasurementState
 from ecocompute.schema.derive import derive
 from ecocompute.schema.models import Window
 

@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecocompute.collector.gpu import GpuInfo, GpuMonitor
+from ecocompute.collector.device.gpu import GpuInfo, GpuMonitor
 from ecocompute.schema.errors import UsageError
 
 TEST_MESSAGE = b"ecocompute preflight: can this key sign?\n"

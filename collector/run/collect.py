@@ -15,20 +15,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ecocompute import __version__
-from ecocompute.collector import fingerprint, process
-from ecocompute.collector.backend import Backend, LoadedRunner, cuda_device_for, hf_backend
-from ecocompute.collector.clock import Clock, SystemClock
-from ecocompute.collector.config import Destination, RunConfig
-from ecocompute.collector.corpus import corpus
-from ecocompute.collector.display import SilentView, View
-from ecocompute.collector.engine import Engine, describe_error, other_processes
+from ecocompute.collector.device.gpu import GpuInfo, GpuMonitor
+from ecocompute.collector.device.sampler import PowerSampler
 from ecocompute.collector.errors import GpuBusyError, RunStateError
-from ecocompute.collector.gpu import GpuInfo, GpuMonitor
-from ecocompute.collector.precisions import SPECS
-from ecocompute.collector.preflight import gpu_checklist
-from ecocompute.collector.sampler import PowerSampler
-from ecocompute.collector.spread import OnSpread, SpreadVerdict, advice, passes_gate
-from ecocompute.collector.state import (
+from ecocompute.collector.host import process
+from ecocompute.collector.host.clock import Clock, SystemClock
+from ecocompute.collector.model.backend import Backend, LoadedRunner, cuda_device_for, hf_backend
+from ecocompute.collector.model.corpus import corpus
+from ecocompute.collector.model.precisions import SPECS
+from ecocompute.collector.run import fingerprint
+from ecocompute.collector.run.config import Destination, RunConfig
+from ecocompute.collector.run.display import SilentView, View
+from ecocompute.collector.run.engine import Engine, describe_error, other_processes
+from ecocompute.collector.run.preflight import gpu_checklist
+from ecocompute.collector.run.spread import OnSpread, SpreadVerdict, advice, passes_gate
+from ecocompute.collector.run.state import (
     MeasurementState,
     Order,
     RunState,
@@ -37,7 +38,7 @@ from ecocompute.collector.state import (
     new_submission_id,
     pinned_differences,
 )
-from ecocompute.collector.submission import IdleReadings, RunOutcome, build_submission
+from ecocompute.collector.run.submission import IdleReadings, RunOutcome, build_submission
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import Precision, Quality, Submission
@@ -51,7 +52,7 @@ __all__ = [
 
 
 def _open_nvml(index: int) -> GpuMonitor:
-    from ecocompute.collector.nvml import NvmlGpu
+    from ecocompute.collector.device.nvml import NvmlGpu
 
     return NvmlGpu(index)
 

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ecocompute import __version__
-from ecocompute.collector import fingerprint, process
-from ecocompute.collector.config import Destination, RunConfig
-from ecocompute.collector.gpu import GpuInfo
-from ecocompute.collector.spread import GATE_CV_PCT
-from ecocompute.collector.state import MeasurementState, Order, RunState
+from ecocompute.collector.device.gpu import GpuInfo
+from ecocompute.collector.host import process
+from ecocompute.collector.run import fingerprint
+from ecocompute.collector.run.config import Destination, RunConfig
+from ecocompute.collector.run.spread import GATE_CV_PCT
+from ecocompute.collector.run.state import MeasurementState, Order, RunState
 from ecocompute.schema.derive import derive
 from ecocompute.schema.models import (
     SCHEMA_VERSION,
@@ -36,7 +37,7 @@ from ecocompute.schema.models import (
 )
 
 if TYPE_CHECKING:
-    from ecocompute.collector.backend import ModelInfo
+    from ecocompute.collector.model.backend import ModelInfo
 
 TEST_RUN_NOTE = "TEST RUN on {device}: the model did not run on the measured GPU; not a measurement."
 
