@@ -1,8 +1,10 @@
 """What the 10 Hz power-sampling thread costs, and how well its integral agrees with the energy counter.
 
-On a GPU: one random-init model (TinyLlama-1.1B shape, fp16, eager by default) generates in windows
-measured by the collector's own engine, with the sampling thread on (A) or off (B) in ABBA order
-(A B B A A B B A ...), so that drift cancels. For each window: tokens/s, J/token, and how far the
+On a GPU: one random-init model (TinyLlama-1.1B shape, fp16, the collector's default GPU-bound configuration:
+compiled-all at batch 32) generates in windows measured by the collector's own engine, with the sampling thread
+on (A) or off (B) in ABBA order (A B B A A B B A ...), so that drift cancels. The overhead is estimated from
+adjacent pairs (A B, B A, ...): each pair's relative tokens/s difference, their mean and a paired t interval.
+For each window: tokens/s, J/token, and how far the
 integrated power is from the counter (instant power field, and nvmlDeviceGetPowerUsage). Prints a
 table and writes everything as JSON to --out. On a machine without an NVIDIA GPU it stops with one line.
 
@@ -20,12 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ecocompute.collector import hf
-from ecocompute.collector.archs import load_arch
-from ecocompute.collector.clock import SystemClock
-from ecocompute.collector.engine import Engine, EngineConfig
-from ecocompute.collector.nvml import NvmlGpu
-from ecocompute.collector.sampler import PowerSampler, WindowPower
+from ecocompute.collector.device.nvml import NvmlGpu
+from ecocompute.collector.device.sampler import PowerSampler, WindowPower
+from ecocompute.collector.host.clock import SystemClock
+from ecocompute.collector.model import hf, weights
+from ecocompute.collector.model.archs import load_arch
+from ecocompute.collector.run.engine import Engine, EngineConfig
 from ecocompute.schema.derive import mean_std, t_quantile_975
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_text_atomic
@@ -36,11 +38,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="JSON file for the results")
     parser.add_argument("--arch", default="TinyLlama-1.1B")
-    parser.add_argument("--stack", default="eager", choices=[s.value for s in Stack])
-    parser.add_argument("--windows", type=int, default=12, help="measured windows, half with the thread on")
-    parser.add_argument("--window-s", type=float, default=10.0)
-    parser.add_argument("--new-tokens", type=int, default=128)
-    parser.add_argument("--batch-size", type=int, default=1)
+    parser.add_argument("--stack", default="compiled-all", choices=[s.value for s in Stack])
+    parser.add_argument("--windows", type=int, default=32, help="measured windows, half with the thread on")
+    parser.add_argument("--window-s", type=float, default=5.0)
+    parser.add_argument("--new-tokens", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--device-index", type=int, default=0)
     parser.add_argument("--weights-cache", type=Path, default=None, help="random-init weights [default: /dev/shm]")
     parser.add_argument("--torch-device", default=None, help=argparse.SUPPRESS)  # tests only: cpu
@@ -56,6 +58,12 @@ def arm_of(i: int) -> str:
     return "on" if i % 4 in (0, 3) else "off"
 
 
+def pair_overhead_pct(a: dict[str, Any], b: dict[str, Any]) -> float:
+    """How much slower the window with the thread on ran than its neighbour with it off, in % of the latter."""
+    on, off = (a, b) if a["arm"] == "on" else (b, a)
+    return 100.0 * (off["tokens_per_s"] - on["tokens_per_s"]) / off["tokens_per_s"]
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     rates = {arm: [r["tokens_per_s"] for r in rows if r["arm"] == arm] for arm in ("on", "off")}
     (on_mean, on_std), (off_mean, off_std) = mean_std(rates["on"]), mean_std(rates["off"])
@@ -63,7 +71,14 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     dof = max(1, len(rates["on"]) + len(rates["off"]) - 2)
     diffs = [abs(r["integral_vs_counter_pct"]) for r in rows if r["arm"] == "on" and r["integral_vs_counter_pct"]]
     usage = [abs(r["usage_integral_vs_counter_pct"]) for r in rows if r["arm"] == "on"]
+    pairs = [(rows[i], rows[i + 1]) for i in range(0, len(rows) - 1, 2)]
+    diffs = [pair_overhead_pct(a, b) for a, b in pairs]
+    pair_mean, pair_std = mean_std(diffs) if diffs else (math.nan, math.nan)
+    pair_half = t_quantile_975(len(diffs) - 1) * pair_std / math.sqrt(len(diffs)) if len(diffs) > 1 else math.nan
     return {
+        "paired_overhead_pct": pair_mean,
+        "paired_overhead_pct_ci95_half": pair_half,
+        "pairs": len(diffs),
         "tokens_per_s_on": on_mean,
         "tokens_per_s_off": off_mean,
         "overhead_pct": 100.0 * (off_mean - on_mean) / off_mean,
@@ -89,14 +104,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     clock = SystemClock()
     with NvmlGpu(args.device_index) as gpu:
         device = args.torch_device or hf.cuda_device(gpu.uuid(), args.device_index)
-        source = hf.random_init_source(load_arch(args.arch), 0, args.weights_cache, device)
+        source = weights.random_init_source(load_arch(args.arch), 0, args.weights_cache, device)
         backend = hf.HfBackend(source, device=device, batch_size=args.batch_size, prompt_tokens=128,
                                new_tokens=args.new_tokens, stack=Stack(args.stack), seed=0)  # fmt: skip
         runner = backend.load(Precision.FP16)
         sampler = PowerSampler(gpu, clock)
         engine = Engine(gpu, sampler, clock, EngineConfig(window_s=args.window_s), own_contexts=int(device != "cpu"))
         sampler.start()
-        engine.measure_window(runner, 0)  # warm-up, discarded
+        engine.measure_window(runner, 0, min_calls=3)  # warm-up (compiles, records graphs), discarded
         sampler.stop()
         rows = []
         print(HEADER)
@@ -143,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     s = result["summary"]
     print(f"tokens/s with the thread on {s['tokens_per_s_on']:.2f}, off {s['tokens_per_s_off']:.2f}: "
-          f"overhead {s['overhead_pct']:+.2f}% ± {s['overhead_pct_ci95_half']:.2f}% (95% CI)")  # fmt: skip
+          f"overhead {s['overhead_pct']:+.2f}% ± {s['overhead_pct_ci95_half']:.2f}% (95% CI, unpaired)")  # fmt: skip
+    print(f"paired over {s['pairs']} adjacent on/off pairs: overhead {s['paired_overhead_pct']:+.3f}% "
+          f"± {s['paired_overhead_pct_ci95_half']:.3f}% (95% CI)")  # fmt: skip
     print(f"integral vs counter, |max| over windows with the thread on: instant power "
           f"{fmt(s['integral_vs_counter_pct_abs_max'], '.2f')}%, power usage "
           f"{fmt(s['usage_integral_vs_counter_pct_abs_max'], '.2f')}%")  # fmt: skip

@@ -75,7 +75,7 @@ def check_gpu(collect_args: list[str]) -> None:
     """Raise the collector's own error when there is no GPU to measure (skipped for --torch-device)."""
     if "--torch-device" in collect_args:
         return
-    from ecocompute.collector.nvml import NvmlGpu
+    from ecocompute.collector.device.nvml import NvmlGpu
 
     index = int(collect_args[collect_args.index("--device-index") + 1]) if "--device-index" in collect_args else 0
     NvmlGpu(index).close()

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 
 import typer
 
-from ecocompute import __version__
+from ecocompute import __version__, metavars
 from ecocompute.runner import main_for
+
+metavars.install()
 
 app = typer.Typer(
     name="ecocompute",

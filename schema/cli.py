@@ -9,7 +9,7 @@ from rich.table import Table
 
 from ecocompute.console import out
 from ecocompute.schema.derive import derive
-from ecocompute.schema.errors import EcocomputeError, SignatureError
+from ecocompute.schema.errors import EcocomputeError, SignatureError, UsageError
 from ecocompute.schema.export import SCHEMA_DIR, json_schema_text, schema_file
 from ecocompute.schema.io import dumps as dump_submission
 from ecocompute.schema.io import load_document, load_submission, submission_from_document, write_text_atomic
@@ -18,10 +18,9 @@ from ecocompute.schema.signing import parse_allowed_signers, sign_submission, ve
 
 FILE_ARG = typer.Argument(..., help="A submission JSON file.", show_default=False)
 ALLOWED_OPT = typer.Option(
-    ...,
+    Path("submissions/allowed_signers"),
     "--allowed-signers",
     help="OpenSSH allowed_signers file whose principals are GitHub logins.",
-    show_default=False,
 )
 
 
@@ -136,6 +135,8 @@ def export_schema(
 
     Example: ecocompute schema export --check
     """
+    if not check and out_dir == SCHEMA_DIR and not (SCHEMA_DIR.parent / "pyproject.toml").is_file():
+        raise UsageError(f"{SCHEMA_DIR} is inside the installed package, not a source checkout: pass --out DIR")
     stale = []
     for version in SCHEMA_VERSIONS:
         target, text = schema_file(version, out_dir), json_schema_text(version)

@@ -25,12 +25,12 @@ from ecocompute.validate.scope import scope_problems
 from ecocompute.validate.signers import signer_problems
 
 PATHS_ARG = typer.Argument(
-    None, help="Submission files or folders (default: every *.json under --root).", show_default=False
+    None, help="Submission files or folders (default: every *.json under --submissions).", show_default=False
 )
 ALLOWED_OPT = typer.Option(
-    ...,
+    None,
     "--allowed-signers",
-    help="OpenSSH allowed_signers file whose principals are GitHub logins.",
+    help="OpenSSH allowed_signers file whose principals are GitHub logins; default: <submissions>/allowed_signers.",
     show_default=False,
 )
 
@@ -68,7 +68,7 @@ def select_files(paths: list[Path] | None, changed_since: str | None, root: Path
     if paths:
         return _expand(paths)
     if not Path(root).is_dir():
-        raise UsageError(f"{report.clean(root)} is not a folder: pass --root or the files to validate")
+        raise UsageError(f"{report.clean(root)} is not a folder: pass --submissions or the files to validate")
     return discover(root)
 
 
@@ -110,14 +110,16 @@ def validate(
     changed_since: str | None = typer.Option(
         None, "--changed-since", help="Validate files added or modified since the merge base with this git ref."
     ),
-    allowed_signers: Path = ALLOWED_OPT,
+    allowed_signers: Path | None = ALLOWED_OPT,
     pr_author: str | None = typer.Option(None, "--pr-author", help="The pull request's author; must be the signer."),
     report_md: Path | None = typer.Option(None, "--report-md", help="Write a markdown report to this file."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON report instead of the table."),
     max_cv: float = typer.Option(
         DEFAULT_MAX_CV_PCT, "--max-cv", min=0.0, help="CV gate of J/token per measurement, in percent."
     ),
-    root: Path = typer.Option(Path("submissions"), "--root", help="The submissions folder."),
+    root: Path = typer.Option(
+        Path("submissions"), "--submissions", "--root", help="The submissions folder (--root: its former name)."
+    ),
     annotate: bool | None = typer.Option(
         None, "--annotations/--no-annotations", help="Print ::error annotations (default: on in GitHub Actions)."
     ),
@@ -131,6 +133,7 @@ def validate(
     Example: ecocompute validate --changed-since origin/main --allowed-signers submissions/allowed_signers
     """
     files = select_files(paths, changed_since, root)
+    allowed_signers = allowed_signers or root / "allowed_signers"
     results = validate_files(
         files,
         allowed_signers=allowed_signers,
@@ -170,7 +173,12 @@ def validate_signers(
         help="The author's keys, as https://github.com/<login>.keys serves them.",
         show_default=False,
     ),
-    file: Path = typer.Option(Path("submissions/allowed_signers"), "--file", help="The allowed_signers file."),
+    file: Path = typer.Option(
+        Path("submissions/allowed_signers"),
+        "--allowed-signers",
+        "--file",
+        help="The allowed_signers file (--file: its former name).",
+    ),
 ) -> None:
     """Check a pull request's change to allowed_signers: only the author's own, GitHub-published keys added.
 

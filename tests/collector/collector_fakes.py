@@ -21,8 +21,8 @@ from types import SimpleNamespace
 from typing import Any
 from unittest.mock import patch
 
-from ecocompute.collector.clock import SystemClock, Timer
-from ecocompute.collector.corpus import corpus
+from ecocompute.collector.host.clock import SystemClock, Timer
+from ecocompute.collector.model.corpus import corpus
 from ecocompute.schema.models import Precision
 
 NOT_SUPPORTED = 3
@@ -128,6 +128,7 @@ class FakePynvml:
         self.energy_supported = True
         self.fields_supported = True
         self.mig = False
+        self.persistence = 1
         self.gpu_count = 1
         self.processes: list[int] = []
         self.throttle_mask = 0
@@ -239,7 +240,7 @@ class FakePynvml:
         return "96.00.D0.00.03"
 
     def nvmlDeviceGetPersistenceMode(self, handle: Any) -> int:
-        return 1
+        return self.persistence
 
 
 USED_FUNCTIONS = [name for name in vars(FakePynvml) if name.startswith("nvml")]

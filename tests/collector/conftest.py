@@ -11,6 +11,21 @@ from collector_fakes import FakePynvml, VirtualClock
 TRACES = Path(__file__).parents[1] / "data" / "traces"
 
 
+@pytest.fixture(scope="session")
+def random_init_weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One weights cache for the whole session, holding the tiny test architecture built once (seed 0, on CPU).
+
+    Every end-to-end test that runs the real transformers path loads its weights from here instead of building
+    its own: same architecture and seed give the same folder name, so the build happens once.
+    """
+    from ecocompute.collector.model import weights
+    from ecocompute.collector.model.archs import load_arch
+
+    folder = tmp_path_factory.mktemp("random-init-weights")
+    weights.random_init_source(load_arch("tiny-llama-test"), 0, folder, "cpu")
+    return folder
+
+
 @pytest.fixture
 def clock() -> VirtualClock:
     """A deterministic clock."""

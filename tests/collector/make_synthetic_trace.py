@@ -14,7 +14,7 @@ import math
 import random
 from pathlib import Path
 
-from ecocompute.collector.trace import Phase, Trace, write_trace
+from ecocompute.collector.device.trace import Phase, Trace, write_trace
 
 OUT = Path(__file__).parents[1] / "data" / "traces" / "synthetic-steps.json"
 PERIOD_S = 0.02

@@ -13,7 +13,7 @@ from collector_fakes import DRIVER_NOT_LOADED, LIBRARY_NOT_FOUND, FakePynvml, Fa
 
 from ecocompute.cli import main
 from ecocompute.collector import cli as collector_cli
-from ecocompute.collector.run import Environment
+from ecocompute.collector.run.collect import Environment
 
 HEAVY = ("torch", "transformers", "bitsandbytes", "pynvml")
 
@@ -49,10 +49,11 @@ def nvml(monkeypatch: pytest.MonkeyPatch) -> FakePynvml:
 
 
 @pytest.fixture
-def base(tmp_path: Path) -> Iterator[list[str]]:
+def base(tmp_path: Path, random_init_weights: Path) -> Iterator[list[str]]:
     yield ["collect", "--arch", "tiny-llama-test", "--precisions", "fp16", "--signer", "example-user",
            "--out", str(tmp_path / "submissions"), "--state-dir", str(tmp_path / "state"),
-           "--weights-cache", str(tmp_path / "weights"), "--torch-device", "cpu", "--quiet"]  # fmt: skip
+           "--weights-cache", str(random_init_weights), "--torch-device", "cpu", "--quiet",
+           "--stack", "eager", "--batch-size", "1"]  # fmt: skip
 
 
 def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:

@@ -21,12 +21,11 @@ import pytest
 import torch
 from collector_fakes import FakePynvml, FastClock, make_pretrained
 
-from ecocompute.collector import hf
-from ecocompute.collector.archs import load_arch
-from ecocompute.collector.corpus import corpus
-from ecocompute.collector.display import SilentView
 from ecocompute.collector.errors import GpuBusyError, RunStateError
-from ecocompute.collector.run import (
+from ecocompute.collector.model.archs import load_arch
+from ecocompute.collector.model.corpus import corpus
+from ecocompute.collector.model.weights import random_init_source
+from ecocompute.collector.run.collect import (
     Backend,
     Destination,
     Environment,
@@ -36,7 +35,8 @@ from ecocompute.collector.run import (
     collect,
     hf_backend,
 )
-from ecocompute.collector.state import MeasurementState, StateStore
+from ecocompute.collector.run.display import SilentView
+from ecocompute.collector.run.state import MeasurementState, StateStore
 from ecocompute.schema.derive import integral_diff_pct
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.io import load_document, load_submission
@@ -48,10 +48,10 @@ QUANTIZED = Precision.NF4 if HAS_BNB else Precision.BF16
 FP16, BF16 = Precision.FP16, Precision.BF16
 
 
-@pytest.fixture(scope="module")
-def weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One random-init weights cache for the module's runs."""
-    return tmp_path_factory.mktemp("weights")
+@pytest.fixture
+def weights(random_init_weights: Path) -> Path:
+    """The session's random-init weights cache (built once for every end-to-end test)."""
+    return random_init_weights
 
 
 @dataclass
@@ -69,6 +69,7 @@ class World:
         self.config = RunConfig(
             precisions=(FP16, QUANTIZED), arch="tiny-llama-test", batch_size=1, prompt_tokens=8, new_tokens=8,
             window_s=10.0, warmup_windows=1, min_windows=3, max_windows=3, idle_s=4.0, torch_device="cpu",
+            stack=Stack.EAGER,
         )  # fmt: skip
 
     def dest(self, **changes: Any) -> Destination:
@@ -150,6 +151,8 @@ class Counter:
     def start(self, *args: Any) -> None: ...
 
     def note(self, text: str) -> None: ...
+
+    def checklist(self, items: Any) -> None: ...
 
     def stop(self) -> None: ...
 
@@ -328,7 +331,7 @@ def test_the_compiled_all_stack_is_recorded_as_such(world: World) -> None:
 
 
 def test_a_local_pretrained_model_with_perplexity(world: World) -> None:
-    source = hf.random_init_source(load_arch("tiny-llama-test"), 0, world.weights, "cpu")
+    source = random_init_source(load_arch("tiny-llama-test"), 0, world.weights, "cpu")
     local = make_pretrained(world.root / "tiny-pretrained", source)
     config = replace(world.config, arch=None, model=str(local), perplexity=True, precisions=(FP16,))
     result = world.run(config)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from ecocompute.collector import hf
 from ecocompute.collector.errors import NoGpuError
+from ecocompute.collector.model import hf
 
 
 def fake_torch(uuids: list[str | None]) -> Any:
@@ -38,7 +38,7 @@ def test_without_uuids_numbering_is_the_fallback(monkeypatch: pytest.MonkeyPatch
 
 
 def test_compiled_stack_needs_a_warmup_window() -> None:
-    from ecocompute.collector.config import RunConfig
+    from ecocompute.collector.run.config import RunConfig
     from ecocompute.schema.errors import UsageError
     from ecocompute.schema.models import Precision, Stack
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from ecocompute.collector.display import LineView, LiveView, SilentView, figures, make_view
-from ecocompute.collector.state import MeasurementState
+from ecocompute.collector.run.display import LineView, LiveView, SilentView, figures, make_view
+from ecocompute.collector.run.state import MeasurementState
 from ecocompute.schema.models import Precision, Window
 
 
@@ -58,7 +58,7 @@ def test_line_view_prints_one_line_per_window() -> None:
     view.update(s[0], s[0].windows[-1], False, 10.0)
     view.update(s[1], None, False, 10.0)
     lines = buffer.getvalue().splitlines()
-    assert lines == [
+    assert [line.split(" [run ")[0] for line in lines] == [
         "fp16 warm-up 1: 10.0 s, 2.5000 J/token",
         "fp16 2/30: 2.1000 J/token; mean 2.0500 ±30.99% CV 3.45%",
         "nf4: failed: OutOfMemoryError: CUDA out of memory",
@@ -76,3 +76,33 @@ def test_quiet_is_silent() -> None:
     view.update(nf4, None, False, 10.0)
     view.stop()
     assert buffer.getvalue() == ""
+
+
+def test_the_live_view_has_a_bar_with_elapsed_and_time_left_per_precision_and_for_the_run() -> None:
+    c, buffer = console(terminal=True)
+    view = make_view(c, quiet=False)
+    s = states()
+    view.start(s, 8, 1)
+    view.update(s[0], s[0].windows[-1], False, 10.0)
+    view.stop()
+    lines = buffer.getvalue().splitlines()
+    for name in ("fp16", "nf4", "run"):
+        bar = [line for line in lines if line.lstrip("\x1b[2K").startswith(name) and "windows" in line]
+        assert bar and "left" in bar[-1], name
+
+
+def test_the_line_view_says_elapsed_and_time_left_for_the_run() -> None:
+    c, buffer = console(terminal=False)
+    now = [0.0]
+    view = LineView(c, clock=lambda: now[0])
+    fp16 = MeasurementState(Precision.FP16)
+    view.start([fp16], 4, 1)
+    fp16.warmup.append(window(0, 250.0))
+    now[0] = 20.0
+    view.update(fp16, fp16.warmup[0], True, 10.0)
+    fp16.windows.append(window(0, 200.0))
+    now[0] = 40.0
+    view.update(fp16, fp16.windows[0], False, 10.0)
+    lines = buffer.getvalue().splitlines()
+    assert lines[0].endswith("[run 1/5 windows, elapsed 0:20, about 1:20 left]")
+    assert lines[1].endswith("[run 2/5 windows, elapsed 0:40, about 1:00 left]")

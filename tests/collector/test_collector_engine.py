@@ -7,25 +7,28 @@ import os
 import pytest
 from collector_fakes import FakePynvml, FakeRunner, VirtualClock
 
-from ecocompute.collector.engine import (
+from ecocompute.collector.device.nvml import NvmlGpu
+from ecocompute.collector.device.sampler import PowerSampler
+from ecocompute.collector.errors import NvmlReadError
+from ecocompute.collector.run.engine import (
     Engine,
     EngineConfig,
     Runner,
+    SpreadCallback,
     describe_error,
     other_processes,
     round_order,
 )
-from ecocompute.collector.errors import NvmlReadError
-from ecocompute.collector.nvml import NvmlGpu
-from ecocompute.collector.sampler import PowerSampler
-from ecocompute.collector.state import MeasurementState
+from ecocompute.collector.run.spread import OnSpread
+from ecocompute.collector.run.state import MeasurementState
 from ecocompute.schema.derive import derive
 from ecocompute.schema.models import Precision, Window
 
 FP16, NF4, INT8 = Precision.FP16, Precision.NF4, Precision.INT8
 
 
-def make_engine(clock: VirtualClock, config: EngineConfig, events: list[tuple[str, bool]] | None = None) -> Engine:
+def make_engine(clock: VirtualClock, config: EngineConfig, events: list[tuple[str, bool]] | None = None,
+                on_spread: SpreadCallback | None = None) -> Engine:  # fmt: skip
     gpu = NvmlGpu(0)
     sampler = PowerSampler(gpu, clock)
     sampler.start()
@@ -34,7 +37,7 @@ def make_engine(clock: VirtualClock, config: EngineConfig, events: list[tuple[st
         if events is not None:
             events.append((state.precision.value if window else f"{state.precision.value}!", warmup))
 
-    return Engine(gpu, sampler, clock, config, on_progress=record, own_contexts=0)
+    return Engine(gpu, sampler, clock, config, on_progress=record, on_spread=on_spread, own_contexts=0)
 
 
 def test_round_order_alternates() -> None:
@@ -174,7 +177,7 @@ def test_each_window_records_the_power_limit_at_its_start(fake_nvml: FakePynvml,
 def test_each_window_records_what_else_kept_the_host_busy(
     fake_nvml: FakePynvml, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecocompute.collector import host
+    from ecocompute.collector.host import host
 
     busy = iter([500.0, 530.0])  # the host's busy CPU time at the window's start and end: 30 s
     cpu = iter([1.0, 2.0])  # of which 1 s was this process's
@@ -213,7 +216,8 @@ class NoisyRunner(FakeRunner):
 
 def test_precisions_stop_together_so_interleaving_lasts_to_the_end(fake_nvml: FakePynvml, clock: VirtualClock) -> None:
     events: list[tuple[str, bool]] = []
-    config = EngineConfig(window_s=1.0, warmup_windows=0, min_windows=4, max_windows=8, target_ci_pct=5.0)
+    config = EngineConfig(window_s=1.0, warmup_windows=0, min_windows=4, max_windows=8, target_ci_pct=5.0,
+                          on_spread=OnSpread.CONTINUE)  # fmt: skip
     engine = make_engine(clock, config, events)
     runners: dict[Precision, Runner] = {FP16: FakeRunner(FP16, clock, 0.25), NF4: NoisyRunner(NF4, clock, 1.0)}
     states = {p: MeasurementState(p) for p in runners}
@@ -221,6 +225,21 @@ def test_precisions_stop_together_so_interleaving_lasts_to_the_end(fake_nvml: Fa
     assert engine.stopped(states[FP16]) and len(states[NF4].windows) == 8  # fp16 met the rule long before
     assert len(states[FP16].windows) == 8 and all(s.finished for s in states.values())
     assert [e for e, _ in events] == ["fp16", "nf4", "nf4", "fp16"] * 4  # ABBA to the last round
+
+
+def test_a_spread_out_of_reach_is_told_once_and_stops_the_run_once_the_file_is_valid(
+    fake_nvml: FakePynvml, clock: VirtualClock
+) -> None:
+    told: list[str] = []
+    config = EngineConfig(window_s=1.0, warmup_windows=0, min_windows=5, max_windows=30)
+    engine = make_engine(clock, config, on_spread=lambda m, v: told.append(f"{m.precision.value} {v.reach.value}"))
+    runners: dict[Precision, Runner] = {FP16: FakeRunner(FP16, clock, 0.25), NF4: NoisyRunner(NF4, clock, 1.0)}
+    states = {p: MeasurementState(p) for p in runners}
+    outcome = engine.run(runners, states)
+    assert told == ["nf4 cannot"] and set(outcome.out_of_reach) == {NF4}
+    assert outcome.stopped_early
+    assert [len(s.windows) for s in states.values()] == [5, 5]  # the validator's minimum, not --max-windows
+    assert all(s.finished for s in states.values())
 
 
 def test_a_recompilation_inside_a_window_is_counted(fake_nvml: FakePynvml, clock: VirtualClock) -> None:

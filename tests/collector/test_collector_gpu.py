@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from ecocompute.collector.clock import SystemClock
-from ecocompute.collector.run import Destination, RunConfig, collect
+from ecocompute.collector.host.clock import SystemClock
+from ecocompute.collector.run.collect import Destination, RunConfig, collect
 from ecocompute.schema.derive import integral_diff_pct
 from ecocompute.schema.models import Precision, Stack
 
@@ -27,7 +27,7 @@ GPU = int(os.environ.get("ECOCOMPUTE_TEST_GPU", "0"))
 
 
 def test_real_nvml_readings() -> None:
-    from ecocompute.collector.nvml import NvmlGpu
+    from ecocompute.collector.device.nvml import NvmlGpu
 
     with NvmlGpu(GPU) as gpu:
         e0 = gpu.energy_j()
@@ -45,17 +45,17 @@ def test_real_nvml_readings() -> None:
 
 
 def test_cuda_device_is_found_by_uuid() -> None:
-    from ecocompute.collector import hf
-    from ecocompute.collector.nvml import NvmlGpu
+    from ecocompute.collector.device.nvml import NvmlGpu
+    from ecocompute.collector.model import hf
 
     with NvmlGpu(GPU) as gpu:
         assert hf.cuda_device(gpu.uuid(), GPU).startswith("cuda:")
 
 
 def test_record_a_short_trace(tmp_path: Path) -> None:
-    from ecocompute.collector import hf
-    from ecocompute.collector.nvml import NvmlGpu
-    from ecocompute.collector.trace import load_trace, record_trace, write_trace
+    from ecocompute.collector.device.nvml import NvmlGpu
+    from ecocompute.collector.device.trace import load_trace, record_trace, write_trace
+    from ecocompute.collector.model import hf
 
     with NvmlGpu(GPU) as gpu:
         device = hf.cuda_device(gpu.uuid(), GPU)

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from collector_fakes import make_pretrained
 
-from ecocompute.collector import hf
-from ecocompute.collector.archs import arch_names, load_arch, match_arch
-from ecocompute.collector.corpus import corpus
 from ecocompute.collector.errors import ModelError
-from ecocompute.collector.precisions import SPECS, estimate_model_bytes, parse_precisions
+from ecocompute.collector.model import hf, weights
+from ecocompute.collector.model.archs import arch_names, load_arch, match_arch
+from ecocompute.collector.model.corpus import corpus
+from ecocompute.collector.model.precisions import SPECS, estimate_model_bytes, parse_precisions
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import Precision, Stack
 
@@ -30,12 +30,12 @@ HAS_BNB = importlib.util.find_spec("bitsandbytes") is not None
 
 
 @pytest.fixture(scope="module")
-def tiny_source(tmp_path_factory: pytest.TempPathFactory) -> hf.ModelSource:
-    """The tiny test architecture, random-init, saved once for this module."""
-    return hf.random_init_source(load_arch("tiny-llama-test"), 0, tmp_path_factory.mktemp("weights"), "cpu")
+def tiny_source(random_init_weights: Path) -> weights.ModelSource:
+    """The tiny test architecture, random-init, from the session's weights cache."""
+    return weights.random_init_source(load_arch("tiny-llama-test"), 0, random_init_weights, "cpu")
 
 
-def backend(source: hf.ModelSource, stack: Stack = Stack.EAGER, batch: int = 2) -> hf.HfBackend:
+def backend(source: weights.ModelSource, stack: Stack = Stack.EAGER, batch: int = 2) -> hf.HfBackend:
     return hf.HfBackend(source, device="cpu", batch_size=batch, prompt_tokens=8, new_tokens=6, stack=stack, seed=0)
 
 
@@ -47,7 +47,7 @@ def test_every_required_architecture_ships() -> None:
 def test_architecture_shapes_give_the_published_parameter_counts(name: str) -> None:
     arch = load_arch(name)
     assert arch.source_repo is not None and name.split("-")[0].lower() in arch.source_repo.lower()
-    total, unquantized, kv_bytes = hf._sizes(hf._config_from_arch(arch))
+    total, unquantized, kv_bytes = weights._sizes(weights._config_from_arch(arch))
     assert total == PUBLISHED_PARAMS[name]
     assert 0 < unquantized < total and kv_bytes > 0
 
@@ -85,11 +85,11 @@ def test_prompt_is_deterministic_and_hashed() -> None:
     assert hf.prompt_sha256(a) == hf.prompt_sha256(b) != hf.prompt_sha256(hf.prompt_ids(2, 16, 512, seed=8))
 
 
-def test_random_init_weights_are_built_once(tiny_source: hf.ModelSource) -> None:
+def test_random_init_weights_are_built_once(tiny_source: weights.ModelSource) -> None:
     path = Path(tiny_source.path)
-    assert (path / hf.COMPLETE_MARKER).exists() and (path / "config.json").exists()
+    assert (path / weights.COMPLETE_MARKER).exists() and (path / "config.json").exists()
     stamp = (path / "config.json").stat().st_mtime_ns
-    again = hf.random_init_source(load_arch("tiny-llama-test"), 0, path.parent, "cpu")
+    again = weights.random_init_source(load_arch("tiny-llama-test"), 0, path.parent, "cpu")
     assert (path / "config.json").stat().st_mtime_ns == stamp
     assert again == tiny_source
     assert (tiny_source.model_id, tiny_source.weights, tiny_source.params_total) == (
@@ -98,7 +98,9 @@ def test_random_init_weights_are_built_once(tiny_source: hf.ModelSource) -> None
 
 
 @pytest.mark.parametrize("precision", [Precision.FP16, Precision.BF16])
-def test_unquantized_runner_generates_exactly_new_tokens(tiny_source: hf.ModelSource, precision: Precision) -> None:
+def test_unquantized_runner_generates_exactly_new_tokens(
+    tiny_source: weights.ModelSource, precision: Precision
+) -> None:
     b = backend(tiny_source)
     runner = b.load(precision)
     assert runner.generate_once() == 2 * 6
@@ -111,14 +113,14 @@ def test_unquantized_runner_generates_exactly_new_tokens(tiny_source: hf.ModelSo
     assert runner.model is None
 
 
-def test_compiled_stack_uses_a_static_cache(tiny_source: hf.ModelSource) -> None:
+def test_compiled_stack_uses_a_static_cache(tiny_source: weights.ModelSource) -> None:
     runner = backend(tiny_source, Stack.COMPILED).load(Precision.FP16)
     assert runner.generation_config.cache_implementation == "static"
     assert runner.generate_once() == 12
     assert runner.generate_once() == 12
 
 
-def test_a_short_generation_is_an_error(tiny_source: hf.ModelSource) -> None:
+def test_a_short_generation_is_an_error(tiny_source: weights.ModelSource) -> None:
     runner = backend(tiny_source).load(Precision.FP16)
     runner.generation_config.min_new_tokens = None
     runner.generation_config.max_new_tokens = 3
@@ -138,7 +140,7 @@ QUANTIZED: list[tuple[Precision, dict[str, Any]]] = [
 
 @pytest.mark.skipif(not HAS_BNB, reason="bitsandbytes is not installed")
 @pytest.mark.parametrize(("precision", "expected"), QUANTIZED, ids=[p.value for p, _ in QUANTIZED])
-def test_quantized_runner_records_its_full_bnb_config(tiny_source: hf.ModelSource, precision: Precision,
+def test_quantized_runner_records_its_full_bnb_config(tiny_source: weights.ModelSource, precision: Precision,
                                                       expected: dict[str, Any]) -> None:  # fmt: skip
     runner = backend(tiny_source, batch=1).load(precision)
     config = runner.quantization
@@ -150,7 +152,7 @@ def test_quantized_runner_records_its_full_bnb_config(tiny_source: hf.ModelSourc
 
 
 @pytest.mark.skipif(not HAS_BNB, reason="bitsandbytes is not installed")
-def test_compiled_all_stack_marks_that_models_quantizer_compileable(tiny_source: hf.ModelSource) -> None:
+def test_compiled_all_stack_marks_that_models_quantizer_compileable(tiny_source: weights.ModelSource) -> None:
     """transformers' bitsandbytes quantizer declines compilation; compiled-all overrides it for its own model only."""
     plain = backend(tiny_source, Stack.COMPILED, batch=1).load(Precision.NF4)
     marked = backend(tiny_source, Stack.COMPILED_ALL, batch=1).load(Precision.NF4)
@@ -168,9 +170,9 @@ def test_quantization_config_is_none_for_baselines() -> None:
     assert hf.quantization_config(Precision.BF16) is None
 
 
-def test_perplexity_of_a_local_pretrained_model(tiny_source: hf.ModelSource, tmp_path: Path) -> None:
+def test_perplexity_of_a_local_pretrained_model(tiny_source: weights.ModelSource, tmp_path: Path) -> None:
     local = make_pretrained(tmp_path / "model", tiny_source)
-    source = hf.pretrained_source(str(local))
+    source = weights.pretrained_source(str(local))
     assert (source.weights, source.architecture, source.local_files_only) == ("pretrained", "tiny-llama-test", True)
     assert (source.model_id, source.revision) == ("model", None)  # no local folders in the submission
     b = backend(source, batch=1)
@@ -183,7 +185,7 @@ def test_perplexity_of_a_local_pretrained_model(tiny_source: hf.ModelSource, tmp
 def test_a_model_missing_from_the_cache_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelError, match="hf download no-such-org/no-such-model"):
-        hf.pretrained_source("no-such-org/no-such-model")
+        weights.pretrained_source("no-such-org/no-such-model")
 
 
 def test_matmul_load_runs_on_cpu_for_the_time_asked() -> None:
@@ -197,12 +199,12 @@ def test_weights_cache_default_is_a_folder_of_ours_with_room(monkeypatch: pytest
     small, large = tmp_path / "shm" / "ecocompute", tmp_path / "tmp" / "ecocompute"
     small.mkdir(parents=True)
     large.mkdir(parents=True)
-    monkeypatch.setattr(hf, "weights_cache_candidates", lambda: [small, large])
-    assert hf.default_weights_cache() == small  # the first candidate, when it has room
-    assert hf.default_weights_cache(needed_bytes=1 << 60) == large  # nothing has room: the last candidate
+    monkeypatch.setattr(weights, "weights_cache_candidates", lambda: [small, large])
+    assert weights.default_weights_cache() == small  # the first candidate, when it has room
+    assert weights.default_weights_cache(needed_bytes=1 << 60) == large  # nothing has room: the last candidate
     (small / "x").mkdir()
-    (small / "x" / hf.COMPLETE_MARKER).write_text("ok")
-    assert hf.default_weights_cache(needed_bytes=1 << 60, name="x") == small  # already built there
+    (small / "x" / weights.COMPLETE_MARKER).write_text("ok")
+    assert weights.default_weights_cache(needed_bytes=1 << 60, name="x") == small  # already built there
 
 
 def test_versions_are_read() -> None:
@@ -211,10 +213,10 @@ def test_versions_are_read() -> None:
     assert hf.package_version("transformers") and hf.package_version("no-such-package-xyz") is None
 
 
-def test_random_init_weights_are_the_same_when_rebuilt(tiny_source: hf.ModelSource, tmp_path: Path) -> None:
+def test_random_init_weights_are_the_same_when_rebuilt(tiny_source: weights.ModelSource, tmp_path: Path) -> None:
     import hashlib
 
-    again = hf.random_init_source(load_arch("tiny-llama-test"), 0, tmp_path, "cpu")
+    again = weights.random_init_source(load_arch("tiny-llama-test"), 0, tmp_path, "cpu")
     digests = [
         hashlib.sha256((Path(s.path) / "model.safetensors").read_bytes()).hexdigest() for s in (tiny_source, again)
     ]
@@ -225,21 +227,21 @@ def test_a_build_finished_elsewhere_first_is_kept(tmp_path: Path) -> None:
     theirs, ours = tmp_path / "model", tmp_path / "model.partial-1"
     for folder, text in ((theirs, "theirs"), (ours, "ours")):
         folder.mkdir()
-        (folder / hf.COMPLETE_MARKER).write_text(text)
-    hf._move_into_place(ours, theirs)
-    assert (theirs / hf.COMPLETE_MARKER).read_text() == "theirs" and not ours.exists()
-    (theirs / hf.COMPLETE_MARKER).unlink()  # now an incomplete leftover of a killed build
+        (folder / weights.COMPLETE_MARKER).write_text(text)
+    weights._move_into_place(ours, theirs)
+    assert (theirs / weights.COMPLETE_MARKER).read_text() == "theirs" and not ours.exists()
+    (theirs / weights.COMPLETE_MARKER).unlink()  # now an incomplete leftover of a killed build
     (theirs / "junk").write_text("x")
     ours.mkdir()
-    (ours / hf.COMPLETE_MARKER).write_text("ours")
-    hf._move_into_place(ours, theirs)
-    assert (theirs / hf.COMPLETE_MARKER).read_text() == "ours" and not (theirs / "junk").exists()
+    (ours / weights.COMPLETE_MARKER).write_text("ours")
+    weights._move_into_place(ours, theirs)
+    assert (theirs / weights.COMPLETE_MARKER).read_text() == "ours" and not (theirs / "junk").exists()
 
 
 def test_dynamo_compiles_counts_a_compilation() -> None:
     import torch
 
-    from ecocompute.collector.hf import dynamo_compiles
+    from ecocompute.collector.model.hf import dynamo_compiles
 
     def double(x: torch.Tensor) -> torch.Tensor:
         return x * 2

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ecocompute.collector import host
+from ecocompute.collector.host import host
 
 STAT = """cpu  100 0 50 9000 10 0 5 {steal} 0 0
 cpu0 50 0 25 4500 5 0 2 {half} 0 0

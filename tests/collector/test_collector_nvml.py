@@ -22,13 +22,13 @@ from collector_fakes import (
     autospec_pynvml,
 )
 
-from ecocompute.collector.errors import MigEnabledError, NoEnergyCounterError, NoGpuError, NvmlReadError
-from ecocompute.collector.nvml import (
+from ecocompute.collector.device.nvml import (
     NvmlGpu,
     arch_from_compute_capability,
     decode_throttle_reasons,
     load_pynvml,
 )
+from ecocompute.collector.errors import MigEnabledError, NoEnergyCounterError, NoGpuError, NvmlReadError
 
 MODES = ["module", "autospec"]
 

@@ -8,10 +8,10 @@ import os
 import pytest
 from collector_fakes import FakePynvml, FakeRunner, VirtualClock
 
-from ecocompute.collector import process
-from ecocompute.collector.engine import Engine, EngineConfig
-from ecocompute.collector.nvml import NvmlGpu
-from ecocompute.collector.sampler import PowerSampler
+from ecocompute.collector.device.nvml import NvmlGpu
+from ecocompute.collector.device.sampler import PowerSampler
+from ecocompute.collector.host import process
+from ecocompute.collector.run.engine import Engine, EngineConfig
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import Precision
 

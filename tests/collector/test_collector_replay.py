@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from collector_fakes import FakeRunner, VirtualClock
 
-from ecocompute.collector.engine import Engine, EngineConfig
+from ecocompute.collector.device.replay import ReplayGpu
+from ecocompute.collector.device.sampler import PowerSampler
+from ecocompute.collector.device.trace import Trace, load_trace
 from ecocompute.collector.errors import TraceError
-from ecocompute.collector.replay import ReplayGpu
-from ecocompute.collector.sampler import PowerSampler
-from ecocompute.collector.trace import Trace, load_trace
+from ecocompute.collector.run.engine import Engine, EngineConfig
 from ecocompute.schema.derive import integral_diff_pct
 from ecocompute.schema.models import Precision, Window
 

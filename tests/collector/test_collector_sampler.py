@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from collector_fakes import FakePynvml, VirtualClock
 
+from ecocompute.collector.device.nvml import NvmlGpu
+from ecocompute.collector.device.sampler import PowerSample, PowerSampler, integrate_energy_j, summarize
 from ecocompute.collector.errors import NvmlReadError
-from ecocompute.collector.nvml import NvmlGpu
-from ecocompute.collector.sampler import PowerSample, PowerSampler, integrate_energy_j, summarize
 
 
 def test_integral_of_a_constant_is_power_times_time() -> None:

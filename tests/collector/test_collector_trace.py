@@ -10,10 +10,8 @@ import pytest
 from collector_fakes import FakePynvml, VirtualClock
 
 from ecocompute.cli import main
-from ecocompute.collector.clock import SystemClock
-from ecocompute.collector.errors import TraceError
-from ecocompute.collector.nvml import NvmlGpu
-from ecocompute.collector.trace import (
+from ecocompute.collector.device.nvml import NvmlGpu
+from ecocompute.collector.device.trace import (
     COLUMNS,
     counter_vs_integral_pct,
     dumps_trace,
@@ -21,6 +19,8 @@ from ecocompute.collector.trace import (
     record_trace,
     write_trace,
 )
+from ecocompute.collector.errors import TraceError
+from ecocompute.collector.host.clock import SystemClock
 
 TRACES = Path(__file__).parents[1] / "data" / "traces"
 

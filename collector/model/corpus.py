@@ -10,5 +10,5 @@ CORPUS_FILE = "perplexity.txt"
 
 def corpus() -> tuple[str, str]:
     """The text and the SHA-256 of its bytes (recorded as ``quality.corpus_sha256``)."""
-    data = resources.files("ecocompute.collector").joinpath("data", CORPUS_FILE).read_bytes()
+    data = resources.files("ecocompute.collector.model").joinpath("data", CORPUS_FILE).read_bytes()
     return data.decode("utf-8"), hashlib.sha256(data).hexdigest()

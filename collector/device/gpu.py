@@ -1,7 +1,7 @@
 """The seam between the measurement engine and a GPU: what the engine may ask of one.
 
-:class:`~ecocompute.collector.nvml.NvmlGpu` answers from NVML on a real GPU;
-:class:`~ecocompute.collector.replay.ReplayGpu` answers from a recorded trace. The engine sees only
+:class:`~ecocompute.collector.device.nvml.NvmlGpu` answers from NVML on a real GPU;
+:class:`~ecocompute.collector.device.replay.ReplayGpu` answers from a recorded trace. The engine sees only
 :class:`GpuMonitor`, so everything above this seam runs the same against either. Units are SI
 (J, W, degrees C, MHz, %): NVML's mJ and mW are converted once, below the seam.
 """

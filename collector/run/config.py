@@ -6,14 +6,15 @@ import re
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from ecocompute.collector.archs import load_arch
-from ecocompute.collector.engine import EngineConfig
+from ecocompute.collector.model.archs import load_arch
+from ecocompute.collector.run.engine import EngineConfig
+from ecocompute.collector.run.spread import OnSpread
+from ecocompute.collector.run.state import Order
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import GITHUB_LOGIN_PATTERN, Precision, Stack
-
-Order = Literal["auto", "interleaved", "blocked"]
+from ecocompute.validate.windows import MIN_WINDOWS_FLOOR, WINDOW_MIN_S_FLOOR
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class RunConfig:
     precisions: tuple[Precision, ...]
     arch: str | None = None
     model: str | None = None
-    batch_size: int = 1
+    batch_size: int = 128
     prompt_tokens: int = 128
     new_tokens: int = 256
     window_s: float = EngineConfig.window_s
@@ -34,8 +35,8 @@ class RunConfig:
     min_windows: int = EngineConfig.min_windows
     max_windows: int = EngineConfig.max_windows
     target_ci_pct: float = EngineConfig.target_ci_pct
-    stack: Stack = Stack.EAGER
-    order: Order = "auto"
+    stack: Stack = Stack.COMPILED_ALL
+    order: Order = Order.AUTO
     cooldown_s: float = 30.0
     idle_s: float = 10.0
     idle_settle_s: float = 5.0
@@ -47,6 +48,7 @@ class RunConfig:
     pause_gc: bool = EngineConfig.pause_gc
     cpu_affinity: tuple[int, ...] | None = None
     nice: int | None = None
+    on_spread: OnSpread = EngineConfig.on_spread
 
     def check(self) -> None:
         """Raise UsageError on settings that cannot make a valid submission."""
@@ -70,14 +72,35 @@ class RunConfig:
             load_arch(self.arch)  # UsageError listing the shipped architectures
         if self.perplexity and self.arch is not None:
             problems.append("--perplexity needs pretrained weights (--model): random-init weights have none to test")
+        problems += self.validator_problems()
         if problems:
             raise UsageError("; ".join(problems))
+
+    def validator_problems(self) -> list[str]:
+        """Settings whose submission the validator would reject, each with its finding code and the fix."""
+        problems = []
+        if self.window_s < WINDOW_MIN_S_FLOOR:
+            problems.append(f"--window-s {self.window_s:g} is below the validator's {WINDOW_MIN_S_FLOOR:g} s floor "
+                            f"(E-WINDOW-SHORT): pass --window-s {WINDOW_MIN_S_FLOOR:g} or more")  # fmt: skip
+        for name in ("min_windows", "max_windows"):
+            if 1 <= getattr(self, name) < MIN_WINDOWS_FLOOR:
+                flag = "--" + name.replace("_", "-")
+                problems.append(
+                    f"{flag} {getattr(self, name)}: the validator needs at least {MIN_WINDOWS_FLOOR} windows per "
+                    f"precision (E-WINDOW-COUNT): pass {flag} {MIN_WINDOWS_FLOOR} or more"
+                )
+        quantized = [p.value for p in self.precisions if not p.is_baseline]
+        if quantized and not any(p.is_baseline for p in self.precisions):
+            problems.append(f"{','.join(quantized)} without an fp16 or bf16 baseline (E-BASELINE): pass "
+                            f"--precisions fp16,{','.join(quantized)}")  # fmt: skip
+        return problems
 
     def identity(self) -> dict[str, Any]:
         """The settings as JSON values (the state file's key is their hash)."""
         values = asdict(self)
         values["precisions"] = [p.value for p in self.precisions]
         values["stack"] = self.stack.value
+        values.pop("on_spread")  # what to do about a wide spread does not change what is measured
         return values
 
     def engine_config(self) -> EngineConfig:
@@ -85,6 +108,7 @@ class RunConfig:
         return EngineConfig(
             window_s=self.window_s, warmup_windows=self.warmup_windows, min_windows=self.min_windows,
             max_windows=self.max_windows, target_ci_pct=self.target_ci_pct, seed=self.seed, pause_gc=self.pause_gc,
+            on_spread=self.on_spread,
         )  # fmt: skip
 
 
@@ -108,3 +132,6 @@ class Destination:
                 raise UsageError(f"SSH key {self.key} does not exist: pass your private key, e.g. ~/.ssh/id_ed25519")
             if shutil.which("ssh-keygen") is None:
                 raise UsageError("ssh-keygen is not installed: install OpenSSH, or drop --key and sign later")
+            from ecocompute.collector.run.preflight import try_key
+
+            try_key(self.key)

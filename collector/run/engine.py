@@ -1,7 +1,7 @@
 """The measurement engine: windows of back-to-back generate calls, read against the energy counter.
 
 Torch-agnostic: it drives :class:`Runner` objects (one per precision) and a
-:class:`~ecocompute.collector.gpu.GpuMonitor`. A window is a random 0-100 ms delay, a synchronize,
+:class:`~ecocompute.collector.device.gpu.GpuMonitor`. A window is a random 0-100 ms delay, a synchronize,
 a counter read, back-to-back ``generate_once`` calls until ``window_s`` has passed, a synchronize and a
 second counter read. Precisions are interleaved window by window, the order reversed every round
 (ABBA) to cancel drift. All precisions stop together, once every one has met the stopping rule
@@ -18,18 +18,20 @@ import gc
 import os
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from ecocompute.collector import host
-from ecocompute.collector.clock import Clock
+from ecocompute.collector.device.gpu import GpuMonitor
+from ecocompute.collector.device.sampler import PowerSampler
 from ecocompute.collector.errors import NvmlReadError
-from ecocompute.collector.gpu import GpuMonitor
-from ecocompute.collector.process import gc_paused
-from ecocompute.collector.sampler import PowerSampler
-from ecocompute.collector.state import MeasurementState
+from ecocompute.collector.host import host
+from ecocompute.collector.host.clock import Clock
+from ecocompute.collector.host.process import gc_paused
+from ecocompute.collector.run.spread import GATE_CV_PCT, OnSpread, SpreadVerdict, spread_verdict
+from ecocompute.collector.run.state import MeasurementState
 from ecocompute.schema.derive import derive, stopping_reached
 from ecocompute.schema.models import Precision, Window
+from ecocompute.validate.windows import MIN_WINDOWS_FLOOR
 
 MAX_ERROR_CHARS = 1000
 WARMUP_MIN_CALLS = 3  # a compiled stack compiles on call 1 and records CUDA graphs on the next ones
@@ -65,15 +67,28 @@ class EngineConfig:
     window_s: float = 10.0
     warmup_windows: int = 1
     min_windows: int = 5
-    max_windows: int = 30
+    max_windows: int = 8
     target_ci_pct: float = 0.5
     random_delay_max_s: float = 0.1
     seed: int = 0
     pause_gc: bool = True
+    gate_cv_pct: float = GATE_CV_PCT
+    on_spread: OnSpread = OnSpread.STOP
+
+
+@dataclass
+class EngineOutcome:
+    """What :meth:`Engine.run` found besides the windows: each precision whose spread put the gate out of reach."""
+
+    out_of_reach: dict[Precision, SpreadVerdict] = field(default_factory=dict)
+    stopped_early: bool = False
 
 
 ProgressCallback = Callable[[MeasurementState, Window | None, bool], None]
 """Called after every window (``window``, ``warmup``) and after a failure (``None``, False)."""
+
+SpreadCallback = Callable[[MeasurementState, SpreadVerdict], None]
+"""Called once per precision, as soon as its spread puts the CV gate out of reach."""
 
 
 class RunnerFailedError(Exception):
@@ -120,6 +135,7 @@ class Engine:
         config: EngineConfig,
         *,
         on_progress: ProgressCallback | None = None,
+        on_spread: SpreadCallback | None = None,
         own_contexts: int = 1,
     ) -> None:
         self.gpu = gpu
@@ -129,6 +145,7 @@ class Engine:
         self.own_contexts = own_contexts
         self._rng = random.Random(config.seed)
         self._on_progress = on_progress
+        self._on_spread = on_spread
 
     # --- one window ------------------------------------------------------------------------
 
@@ -244,12 +261,15 @@ class Engine:
         j_per_token = derive(state.windows, 0.0).j_per_token
         return stopping_reached(j_per_token, self.config.min_windows, self.config.target_ci_pct)
 
-    def run(self, runners: dict[Precision, Runner], states: dict[Precision, MeasurementState]) -> None:
+    def run(self, runners: dict[Precision, Runner], states: dict[Precision, MeasurementState]) -> EngineOutcome:
         """Warm-up rounds, then measured rounds, interleaving ``runners`` until each has stopped.
 
         One runner is the blocked case. ``states`` may hold windows from an earlier session (resume):
-        warm-up is repeated (the model was reloaded) and measurement continues where it stopped.
+        warm-up is repeated (the model was reloaded) and measurement continues where it stopped. After every
+        round each precision's spread is checked against the CV gate; with ``on_spread=stop`` the run ends once
+        the gate is out of reach and every precision has the windows a valid submission needs.
         """
+        outcome = EngineOutcome()
         active = [p for p in runners if not states[p].finished]
         for round_index in range(self.config.warmup_windows):
             for precision in round_order(active, round_index):
@@ -257,7 +277,8 @@ class Engine:
                     self._step(runners[precision], states[precision], warmup=True)
         round_index = 0
         while active := [p for p in active if not states[p].error]:
-            if all(self.stopped(states[p]) for p in active):
+            self._check_spread(active, states, outcome)
+            if all(self.stopped(states[p]) for p in active) or self._stop_for_spread(active, states, outcome):
                 break
             for precision in round_order(active, round_index):
                 state = states[precision]
@@ -266,6 +287,30 @@ class Engine:
             round_index += 1
         for precision in active:
             states[precision].finished = True
+        return outcome
+
+    def _check_spread(self, active: list[Precision], states: dict[Precision, MeasurementState],
+                      outcome: EngineOutcome) -> None:  # fmt: skip
+        for precision in active:
+            if precision in outcome.out_of_reach or not states[precision].windows:
+                continue
+            jpt = derive(states[precision].windows, 0.0).j_per_token
+            verdict = spread_verdict(jpt, self.config.max_windows, self.config.gate_cv_pct)
+            if verdict.out_of_reach:
+                outcome.out_of_reach[precision] = verdict
+                if self._on_spread is not None:
+                    self._on_spread(states[precision], verdict)
+
+    def _stop_for_spread(self, active: list[Precision], states: dict[Precision, MeasurementState],
+                         outcome: EngineOutcome) -> bool:  # fmt: skip
+        """With ``on_spread=stop``: the gate is out of reach and every precision has enough windows to be valid."""
+        if self.config.on_spread is not OnSpread.STOP or not outcome.out_of_reach:
+            return False
+        least = max(self.config.min_windows, MIN_WINDOWS_FLOOR)
+        if all(len(states[p].windows) >= min(least, self.config.max_windows) for p in active):
+            outcome.stopped_early = any(len(states[p].windows) < self.config.max_windows for p in active)
+            return True
+        return False
 
     def _notify(self, state: MeasurementState, window: Window | None, warmup: bool) -> None:
         if self._on_progress is not None:

@@ -2,16 +2,16 @@
 
 The GPU half comes from :meth:`GpuMonitor.fingerprint` (its UUID only as a SHA-256 hash); the host half
 from ``/proc`` and ``platform``; library versions from ``importlib.metadata``, and torch's CUDA
-runtime from torch itself (through :mod:`ecocompute.collector.hf`, the one module that imports torch).
+runtime from torch itself (through :mod:`ecocompute.collector.model.hf`, the one module that imports torch).
 """
 
 from __future__ import annotations
 
 import platform
 
-from ecocompute.collector import host
-from ecocompute.collector.gpu import GpuInfo
-from ecocompute.collector.hf import package_version, torch_versions
+from ecocompute.collector.device.gpu import GpuInfo
+from ecocompute.collector.host import host
+from ecocompute.collector.model.hf import package_version, torch_versions
 from ecocompute.schema.models import Hardware, Software
 
 

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 from typing import Any
 
+from ecocompute.collector.device.gpu import GpuInfo, PowerFields
 from ecocompute.collector.errors import (
     GpuError,
     MigEnabledError,
@@ -19,7 +20,6 @@ from ecocompute.collector.errors import (
     NoGpuError,
     NvmlReadError,
 )
-from ecocompute.collector.gpu import GpuInfo, PowerFields
 
 FI_POWER_AVERAGE = 185  # NVML_FI_DEV_POWER_AVERAGE: power averaged over 1 s, in mW
 FI_POWER_INSTANT = 186  # NVML_FI_DEV_POWER_INSTANT: instantaneous power, in mW

@@ -1,6 +1,6 @@
 """A GPU monitor that plays back a recorded trace, through the same seam as :class:`~.nvml.NvmlGpu`.
 
-Time comes from a :class:`~ecocompute.collector.clock.Clock`: the trace starts when the monitor is
+Time comes from a :class:`~ecocompute.collector.host.clock.Clock`: the trace starts when the monitor is
 made and each reading returns the last row recorded at or before the current trace time (NVML's
 counters are sample-and-hold too). Played past its end, it raises TraceError rather than invent data.
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import bisect
 
-from ecocompute.collector.clock import Clock
+from ecocompute.collector.device.gpu import GpuInfo, PowerFields
+from ecocompute.collector.device.trace import COLUMNS, Trace
 from ecocompute.collector.errors import TraceError
-from ecocompute.collector.gpu import GpuInfo, PowerFields
-from ecocompute.collector.trace import COLUMNS, Trace
+from ecocompute.collector.host.clock import Clock
 
 _I = {name: i for i, name in enumerate(COLUMNS)}
 

@@ -1,10 +1,10 @@
 """Recorded NVML traces: what a GPU's counters said, every 20 ms, while it worked and then idled.
 
 ``ecocompute record-trace`` (or ``python -m ecocompute.collector record-trace``, or
-``python -m ecocompute.collector.trace``) records one on a real GPU:
+``python -m ecocompute.collector.device.trace``) records one on a real GPU:
 idle, then an fp16 matmul loop, then idle again. Traces are test data: the replay monitor
-(:mod:`ecocompute.collector.replay`) plays them back through the engine. NVML's own units are kept
-(mJ, mW), as a recording of NVML should; the replay converts them like :mod:`~ecocompute.collector.nvml`.
+(:mod:`ecocompute.collector.device.replay`) plays them back through the engine. NVML's own units are kept
+(mJ, mW), as a recording of NVML should; the replay converts them like :mod:`~ecocompute.collector.device.nvml`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute.collector.clock import Clock
+from ecocompute.collector.device.gpu import GpuMonitor
 from ecocompute.collector.errors import TraceError
-from ecocompute.collector.gpu import GpuMonitor
+from ecocompute.collector.host.clock import Clock
 from ecocompute.schema.io import parse_json, write_text_atomic
 
 TRACE_FORMAT = "ecocompute-nvml-trace"
@@ -214,7 +214,7 @@ def _plan(seconds: float, load_name: str) -> list[tuple[str, float]]:
 
 def counter_vs_integral_pct(trace: Trace, start_s: float, end_s: float, column: str = "power_mw") -> float | None:
     """How far the trapezoid integral of ``column`` is from the counter over ``[start_s, end_s]``, in %."""
-    from ecocompute.collector.sampler import integrate_energy_j
+    from ecocompute.collector.device.sampler import integrate_energy_j
 
     rows = [r for r in trace.rows if start_s <= r[0] <= end_s and r[COLUMNS.index(column)] is not None]
     if len(rows) < 2:
@@ -227,7 +227,7 @@ def counter_vs_integral_pct(trace: Trace, start_s: float, end_s: float, column: 
     return 100.0 * (integral_j - counter_j) / counter_j if math.isfinite(integral_j) else None
 
 
-if __name__ == "__main__":  # python -m ecocompute.collector.trace --seconds 20 --out trace.json
+if __name__ == "__main__":  # python -m ecocompute.collector.device.trace --seconds 20 --out trace.json
     import sys
 
     import typer
@@ -237,4 +237,4 @@ if __name__ == "__main__":  # python -m ecocompute.collector.trace --seconds 20 
 
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     app.command()(record_trace_command)
-    sys.exit(main_for(app, prog_name="python -m ecocompute.collector.trace"))
+    sys.exit(main_for(app, prog_name="python -m ecocompute.collector.device.trace"))

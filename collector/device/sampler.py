@@ -14,8 +14,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ecocompute.collector.clock import Clock, Timer
-from ecocompute.collector.gpu import GpuMonitor
+from ecocompute.collector.device.gpu import GpuMonitor
+from ecocompute.collector.host.clock import Clock, Timer
 
 DEFAULT_PERIOD_S = 0.1
 

@@ -39,7 +39,7 @@ class Arch:
 
 
 def _files() -> dict[str, Any]:
-    folder = resources.files("ecocompute.collector").joinpath("archs")
+    folder = resources.files("ecocompute.collector.model").joinpath("archs")
     return {entry.name.removesuffix(".json"): entry for entry in folder.iterdir() if entry.name.endswith(".json")}
 
 

@@ -1,6 +1,6 @@
 """The precisions the collector measures, and what each means for loading a model.
 
-Pure data: :mod:`ecocompute.collector.hf` turns a spec into ``dtype`` and a ``BitsAndBytesConfig``.
+Pure data: :mod:`ecocompute.collector.model.hf` turns a spec into ``dtype`` and a ``BitsAndBytesConfig``.
 """
 
 from __future__ import annotations

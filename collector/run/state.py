@@ -7,6 +7,7 @@ stored exactly as the submission will hold them.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import os
@@ -26,6 +27,14 @@ from ecocompute.schema.models import Precision, Quality, Window
 STATE_VERSION = 1
 
 
+class Order(enum.StrEnum):
+    """How precisions share the GPU: ``auto`` (the run picks) resolves to ``interleaved`` or ``blocked``."""
+
+    AUTO = "auto"
+    INTERLEAVED = "interleaved"
+    BLOCKED = "blocked"
+
+
 def default_state_dir() -> Path:
     """``$XDG_CACHE_HOME/ecocompute/runs`` (``~/.cache/ecocompute/runs`` by default)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -38,8 +47,8 @@ def config_key(config: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
 
-def stack_differences(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """What differs between the software stack and power limit a run was started with and the current ones."""
+def pinned_differences(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between the pinned versions (and power limit) a run was started with and the current ones."""
     return [
         f"{name} {saved.get(name, 'unrecorded')!s} -> {now.get(name)!s}"
         for name in sorted(set(saved) | set(now))
@@ -103,9 +112,10 @@ class RunState:
     measurements: dict[Precision, MeasurementState]
     idle_power_w_before: float | None = None
     idle_model_loaded_before: bool | None = None
-    order: str | None = None
+    order: Order | None = None
     sessions: int = 1
-    stack: dict[str, Any] = field(default_factory=dict)
+    pinned_versions: dict[str, Any] = field(default_factory=dict)
+    """Driver, power limit, torch, transformers, bitsandbytes and collector versions: a resumed run must match."""
 
     @property
     def key(self) -> str:
@@ -128,7 +138,7 @@ class RunState:
             "idle_model_loaded_before": self.idle_model_loaded_before,
             "order": self.order,
             "sessions": self.sessions,
-            "stack": self.stack,
+            "pinned_versions": self.pinned_versions,
             "measurements": [m.to_json() for m in self.measurements.values()],
         }
 
@@ -145,9 +155,9 @@ class RunState:
             measurements={m.precision: m for m in measurements},
             idle_power_w_before=data["idle_power_w_before"],
             idle_model_loaded_before=data.get("idle_model_loaded_before"),
-            order=data["order"],
+            order=None if data["order"] is None else Order(data["order"]),
             sessions=int(data["sessions"]),
-            stack=dict(data.get("stack") or {}),
+            pinned_versions=dict(data.get("pinned_versions") or data.get("stack") or {}),  # "stack": before 0.1.1
         )
 
 

@@ -1,16 +1,16 @@
 """What a run needs of the model side: the :class:`Backend` protocol, and the transformers one.
 
-``hf_backend`` and ``cuda_device_for`` import torch (through :mod:`ecocompute.collector.hf`) only when called.
+``hf_backend`` and ``cuda_device_for`` import torch (through :mod:`ecocompute.collector.model.hf`) only when called.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from ecocompute.collector.archs import load_arch
-from ecocompute.collector.config import Destination, RunConfig
-from ecocompute.collector.engine import Runner
-from ecocompute.collector.gpu import GpuMonitor
+from ecocompute.collector.device.gpu import GpuMonitor
+from ecocompute.collector.model.archs import load_arch
+from ecocompute.collector.run.config import Destination, RunConfig
+from ecocompute.collector.run.engine import Runner
 from ecocompute.schema.models import Precision
 
 
@@ -95,19 +95,19 @@ class Backend(Protocol):
 
 def hf_backend(config: RunConfig, dest: Destination, device: str) -> Backend:
     """The transformers backend (imports torch)."""
-    from ecocompute.collector import hf
+    from ecocompute.collector.model import hf, weights
 
     if config.arch is not None:
-        source = hf.random_init_source(load_arch(config.arch), config.seed, dest.weights_cache, device)
+        source = weights.random_init_source(load_arch(config.arch), config.seed, dest.weights_cache, device)
     else:
         assert config.model is not None  # noqa: S101 - RunConfig.check
-        source = hf.pretrained_source(config.model)
+        source = weights.pretrained_source(config.model)
     return hf.HfBackend(source, device=device, batch_size=config.batch_size, prompt_tokens=config.prompt_tokens,
                         new_tokens=config.new_tokens, stack=config.stack, seed=config.seed)  # fmt: skip
 
 
 def cuda_device_for(gpu: GpuMonitor) -> str:
     """The torch device of the NVML GPU (imports torch)."""
-    from ecocompute.collector.hf import cuda_device
+    from ecocompute.collector.model.hf import cuda_device
 
     return cuda_device(gpu.uuid(), gpu.index)

@@ -15,26 +15,30 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ecocompute import __version__
-from ecocompute.collector import fingerprint, process
-from ecocompute.collector.backend import Backend, LoadedRunner, cuda_device_for, hf_backend
-from ecocompute.collector.clock import Clock, SystemClock
-from ecocompute.collector.config import Destination, RunConfig
-from ecocompute.collector.corpus import corpus
-from ecocompute.collector.display import SilentView, View
-from ecocompute.collector.engine import Engine, describe_error, other_processes
+from ecocompute.collector.device.gpu import GpuInfo, GpuMonitor
+from ecocompute.collector.device.sampler import PowerSampler
 from ecocompute.collector.errors import GpuBusyError, RunStateError
-from ecocompute.collector.gpu import GpuInfo, GpuMonitor
-from ecocompute.collector.precisions import SPECS
-from ecocompute.collector.sampler import PowerSampler
-from ecocompute.collector.state import (
+from ecocompute.collector.host import process
+from ecocompute.collector.host.clock import Clock, SystemClock
+from ecocompute.collector.model.backend import Backend, LoadedRunner, cuda_device_for, hf_backend
+from ecocompute.collector.model.corpus import corpus
+from ecocompute.collector.model.precisions import SPECS
+from ecocompute.collector.run import fingerprint
+from ecocompute.collector.run.config import Destination, RunConfig
+from ecocompute.collector.run.display import SilentView, View
+from ecocompute.collector.run.engine import Engine, describe_error, other_processes
+from ecocompute.collector.run.preflight import gpu_checklist
+from ecocompute.collector.run.spread import OnSpread, SpreadVerdict, advice, passes_gate
+from ecocompute.collector.run.state import (
     MeasurementState,
+    Order,
     RunState,
     StateStore,
     default_state_dir,
     new_submission_id,
-    stack_differences,
+    pinned_differences,
 )
-from ecocompute.collector.submission import build_submission
+from ecocompute.collector.run.submission import IdleReadings, RunOutcome, build_submission
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import Precision, Quality, Submission
@@ -48,7 +52,7 @@ __all__ = [
 
 
 def _open_nvml(index: int) -> GpuMonitor:
-    from ecocompute.collector.nvml import NvmlGpu
+    from ecocompute.collector.device.nvml import NvmlGpu
 
     return NvmlGpu(index)
 
@@ -77,6 +81,12 @@ class Result:
     path: Path
     submission: Submission
 
+    @property
+    def passes_gate(self) -> bool:
+        """Whether every measured precision's CV is within the validator's gate (the dataset's gated tier)."""
+        measured = [m for m in self.submission.payload.measurements if m.windows]
+        return bool(measured) and all(passes_gate([w.energy_j / w.tokens for w in m.windows]) for m in measured)
+
 
 def collect(config: RunConfig, dest: Destination, env: Environment | None = None) -> Result:
     """Measure, checkpointing after every window, and write the (signed) submission."""
@@ -87,13 +97,14 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     gpu = env.open_gpu(config.device_index)
     try:
         info = gpu.fingerprint()
-        _refuse_shared(gpu, config)
+        others = _refuse_shared(gpu, config)
+        env.view.checklist(gpu_checklist(info, gpu, others, config.allow_shared))
         software = env.software(info.nvml_version)
         store = StateStore(dest.state_dir or default_state_dir())
-        state = _open_state(store, config, info, dest.resume, env, resume_stack(info, software))
+        state = _open_state(store, config, info, dest.resume, env, pinned_versions(info, software))
         session = Session(config, dest, env, gpu, store, state)
         try:
-            session.run()
+            outcome = session.run()
         except KeyboardInterrupt:
             done = sum(len(m.windows) for m in state.measurements.values())
             if not done:
@@ -102,7 +113,7 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
                 f"interrupted; {done} finished windows are saved in {store.path(state.key)}: "
                 "run the same command with --resume to continue"
             ) from None
-        submission = build_submission(config, dest, env, session, info, software)
+        submission = build_submission(config, dest, outcome, info, software, env.clock.utc_now())
     finally:
         gpu.close()
     submission = sign_submission(submission, dest.key, dest.signer) if dest.key else submission
@@ -112,7 +123,7 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     return Result(path, submission)
 
 
-def resume_stack(info: GpuInfo, software: Any) -> dict[str, Any]:
+def pinned_versions(info: GpuInfo, software: Any) -> dict[str, Any]:
     """What a resumed run must share with the session that started it, besides its settings and GPU."""
     return {
         "driver_version": info.driver_version, "power_limit_w": info.power_limit_w, "torch": software.torch,
@@ -130,14 +141,14 @@ def _apply_process_settings(config: RunConfig) -> None:
 
 
 def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: bool, env: Environment,
-                stack: dict[str, Any]) -> RunState:  # fmt: skip
+                pinned: dict[str, Any]) -> RunState:  # fmt: skip
     identity = {**config.identity(), "gpu_uuid_sha256": info.gpu_uuid_sha256}
     fresh = RunState(
         config=identity,
         submission_id=new_submission_id(env.clock.utc_now()),
         started_at=env.clock.utc_now(),
         measurements={p: MeasurementState(p) for p in config.precisions},
-        stack=stack,
+        pinned_versions=pinned,
     )
     saved = store.load(fresh.key)
     if saved is None and resume:
@@ -149,7 +160,7 @@ def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: boo
             "pass --resume to continue it, or delete that file to start over"
         )
     if saved is not None and resume:
-        changed = stack_differences(saved.stack, stack) if done > 0 else []
+        changed = pinned_differences(saved.pinned_versions, pinned) if done > 0 else []
         if changed:
             raise RunStateError(
                 f"the saved run in {store.path(fresh.key)} was measured with another stack or power limit "
@@ -157,13 +168,13 @@ def _open_state(store: StateStore, config: RunConfig, info: GpuInfo, resume: boo
                 "to start over"
             )
         saved.sessions += 1
-        saved.stack = stack
+        saved.pinned_versions = pinned
         return saved
     return fresh
 
 
-def _refuse_shared(gpu: GpuMonitor, config: RunConfig) -> None:
-    """Before this process touches the GPU, any compute process on it belongs to someone else."""
+def _refuse_shared(gpu: GpuMonitor, config: RunConfig) -> int | None:
+    """Before this process touches the GPU, any compute process on it belongs to someone else: how many."""
     pids = gpu.compute_processes()
     others = other_processes(pids, os.getpid(), own_contexts=0)
     if others and not config.allow_shared:
@@ -172,6 +183,7 @@ def _refuse_shared(gpu: GpuMonitor, config: RunConfig) -> None:
             f"{others} other process(es) use GPU {config.device_index} (PIDs {listed}): their energy would be "
             "counted as ours; stop them, or pass --allow-shared (recorded in the submission)"
         )
+    return others
 
 
 class Session:
@@ -190,8 +202,10 @@ class Session:
         self.device = config.torch_device or cuda_device_for(gpu)
         self.backend = env.make_backend(config, dest, self.device)
         self.sampler = PowerSampler(gpu, env.clock)
+        self.spread: dict[Precision, SpreadVerdict] = {}
+        own = 1 if self.device.startswith("cuda") else 0
         self.engine = Engine(gpu, self.sampler, env.clock, config.engine_config(), on_progress=self._progress,
-                             own_contexts=1 if self.device.startswith("cuda") else 0)  # fmt: skip
+                             on_spread=self._spread, own_contexts=own)  # fmt: skip
 
     @property
     def idle_power_w(self) -> float:
@@ -202,22 +216,30 @@ class Session:
         self.store.save(self.state)
         self.view.update(m, window, warmup, self.idle_power_w)
 
+    def _spread(self, m: MeasurementState, verdict: SpreadVerdict) -> None:
+        self.spread[m.precision] = verdict
+        if self.config.on_spread is OnSpread.STOP:
+            then = "stopping once every precision has the windows a valid file needs (--on-spread stop)"
+        else:
+            then = "measuring on to --max-windows (--on-spread continue)"
+        self.view.note(f"{advice(m.precision.value, verdict)}; {then}")
+
     def pending(self) -> list[Precision]:
         """Precisions with windows (or a perplexity) still to measure."""
         return [p for p, m in self.state.measurements.items() if _needs_work(m, self.config.perplexity)]
 
-    def run(self) -> None:
+    def run(self) -> RunOutcome:
         """Measure every pending precision, then idle power after (always with a model loaded if one loads)."""
         pending = self.pending()
         if self.state.order is None:
-            fits = self.config.order == "interleaved" or (
-                self.config.order == "auto" and self.backend.fits_together(pending)
+            fits = self.config.order == Order.INTERLEAVED or (
+                self.config.order == Order.AUTO and self.backend.fits_together(pending)
             )
-            self.state.order = "interleaved" if fits else "blocked"
-        self.view.start(list(self.state.measurements.values()), self.config.max_windows)
+            self.state.order = Order.INTERLEAVED if fits else Order.BLOCKED
+        self.view.start(list(self.state.measurements.values()), self.config.max_windows, self.config.warmup_windows)
         self.sampler.start()
         try:
-            if self.state.order == "interleaved":
+            if self.state.order is Order.INTERLEAVED:
                 self._interleaved(pending)
             else:
                 self._blocked(pending)
@@ -226,6 +248,19 @@ class Session:
         finally:
             self.sampler.stop()
             self.view.stop()
+        return self.outcome()
+
+    def outcome(self) -> RunOutcome:
+        """What the run hands on to the submission."""
+        s = self.state
+        idle = IdleReadings(s.idle_power_w_before or 0.0, s.idle_model_loaded_before, self.idle_power_w_after or 0.0,
+                            self.idle_model_loaded_after)  # fmt: skip
+        return RunOutcome(
+            state=s, idle=idle, model=self.backend.source, prompt_sha256=self.backend.prompt_sha256,
+            device=self.device, notes=tuple(self.notes), compiled=dict(self.compiled),
+            attn_implementation=self.attn_implementation, power_sampling_hz=round(1.0 / self.sampler.period_s, 6),
+            random_delay_max_s=self.engine.config.random_delay_max_s,
+        )  # fmt: skip
 
     def _interleaved(self, pending: list[Precision]) -> None:
         runners = {p: r for p in pending if (r := self._load(p)) is not None}
@@ -270,7 +305,7 @@ class Session:
         blocked); when none loads, measure without a model and record ``model_loaded_*: false``.
         """
         good = [p for p, m in self.state.measurements.items() if m.error is None]
-        wanted = good if self.state.order == "interleaved" else good[-1:]
+        wanted = good if self.state.order is Order.INTERLEAVED else good[-1:]
         runners: dict[Precision, LoadedRunner] = {}
         try:
             for precision in wanted:

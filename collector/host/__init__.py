@@ -1,0 +1,1 @@
+"""The host: CPU time and steal, process knobs (affinity, niceness, gc), clocks."""

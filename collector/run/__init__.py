@@ -1,0 +1,1 @@
+"""A run: settings, preflight, the engine, the spread gate, checkpoints, the display and the submission."""

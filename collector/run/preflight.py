@@ -1,0 +1,109 @@
+"""Before any model loads: the signing key is tried, and the GPU is probed once and shown as one checklist.
+
+The settings the validator would refuse are :meth:`RunConfig.validator_problems`; this module adds what needs
+the outside world: ``ssh-keygen`` and the key (:func:`try_key`), and the GPU's state (:func:`gpu_checklist`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ecocompute.collector.device.gpu import GpuInfo, GpuMonitor
+from ecocompute.schema.errors import UsageError
+
+TEST_MESSAGE = b"ecocompute preflight: can this key sign?\n"
+PREFLIGHT_NAMESPACE = "ecocompute-preflight"
+KEYGEN_TIMEOUT_S = 10
+
+
+def _keygen(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    exe = shutil.which("ssh-keygen")
+    if exe is None:
+        raise UsageError("ssh-keygen is not installed: install OpenSSH, or drop --key and sign later")
+    return subprocess.run(  # noqa: S603 - fixed program; the arguments are a path and constants
+        [exe, *args], input=stdin if stdin is not None else b"", capture_output=True, check=False,
+        timeout=KEYGEN_TIMEOUT_S, env={**os.environ, "SSH_ASKPASS_REQUIRE": "never"},
+    )  # fmt: skip
+
+
+def _needs_passphrase(key: Path) -> bool:
+    """True when the private key is encrypted; UsageError when ssh-keygen cannot read it as a private key."""
+    proc = _keygen("-y", "-P", "", "-f", str(key))
+    if proc.returncode == 0:
+        return False
+    detail = proc.stderr.decode("utf-8", "replace")
+    if "passphrase" in detail:
+        return True
+    last = detail.strip().splitlines()[-1:] or ["no reason given"]
+    raise UsageError(f"SSH key {key} is not a private key ssh-keygen can read ({last[0]}): pass your private key, "
+                     "e.g. --key ~/.ssh/id_ed25519")  # fmt: skip
+
+
+def _in_agent(key: Path) -> bool:
+    """True when an ssh-agent holds ``key`` (its public half is listed by ``ssh-add -L``)."""
+    pub = key.with_name(key.name + ".pub")
+    add = shutil.which("ssh-add")
+    if add is None or not os.environ.get("SSH_AUTH_SOCK") or not pub.is_file():
+        return False
+    listed = subprocess.run([add, "-L"], capture_output=True, check=False, timeout=KEYGEN_TIMEOUT_S)  # noqa: S603
+    wanted = " ".join(pub.read_text(encoding="utf-8").split()[:2])
+    keys = [" ".join(line.split()[:2]) for line in listed.stdout.decode("utf-8", "replace").splitlines()]
+    return listed.returncode == 0 and wanted in keys
+
+
+def try_key(key: Path) -> None:
+    """Sign a test message with ``key`` now, so that the run cannot end in a signature that fails.
+
+    A key with a passphrase is used through an ssh-agent that holds it: the signature is made after the last
+    window, when nobody may be at the keyboard to type a passphrase.
+    """
+    if _needs_passphrase(key) and not _in_agent(key):
+        raise UsageError(
+            f'SSH key {key} has a passphrase and no ssh-agent holds it: run `eval "$(ssh-agent -s)" && ssh-add '
+            f"{key}` first (the signature at the end of the run then needs nobody at the keyboard), or drop --key "
+            "and sign the file afterwards with `ecocompute sign`"
+        )
+    proc = _keygen("-Y", "sign", "-q", "-f", str(key), "-n", PREFLIGHT_NAMESPACE, stdin=TEST_MESSAGE)
+    if proc.returncode != 0 or b"BEGIN SSH SIGNATURE" not in proc.stdout:
+        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(f"SSH key {key} cannot sign a test message ({detail[-1] if detail else 'no reason given'}): "
+                         "pass a working private key, or drop --key and sign later")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CheckItem:
+    """One line of the GPU checklist: what was found, whether it is as it should be, and what it means."""
+
+    name: str
+    found: str
+    ok: bool
+    meaning: str
+
+
+def gpu_checklist(info: GpuInfo, gpu: GpuMonitor, others: int | None, allow_shared: bool) -> list[CheckItem]:
+    """The GPU probed once: energy counter, MIG, persistence, clocks, power limit, other processes."""
+    limit_ok = info.power_limit_w == info.default_power_limit_w
+    sm_mhz, temp_c, reasons = gpu.sm_clock_mhz(), gpu.temperature_c(), gpu.throttle_reasons()
+    return [
+        CheckItem("energy counter", "present", True,
+                  "every window's energy is read from NVML's total-energy counter (no sampling gaps)"),
+        CheckItem("MIG", "off", not info.mig_mode,
+                  "MIG instances have no energy counter of their own; the whole GPU is measured"),
+        CheckItem("persistence mode", "on" if info.persistence_mode else "off", info.persistence_mode,
+                  "off: the driver may unload between runs and the first readings start from cold clocks "
+                  "(sudo nvidia-smi -pm 1 if you can; recorded)"),
+        CheckItem("clocks", "locked" if info.clocks_locked else f"free ({sm_mhz:.0f} MHz SM now)",
+                  not info.clocks_locked,
+                  "locked clocks change J/token; recorded, and such rows are kept apart"),
+        CheckItem("power limit", f"{info.power_limit_w:g} W (default {info.default_power_limit_w:g} W)", limit_ok,
+                  "a non-default limit changes J/token; the validator warns (W-POWER-LIMIT)"),
+        CheckItem("other processes", "unknown" if others is None else str(others), not others or allow_shared,
+                  "their energy would be counted as ours; refused unless --allow-shared (recorded)"),
+        CheckItem("temperature, throttling", f"{temp_c:.0f} C, {', '.join(reasons) or 'none'}",
+                  not [r for r in reasons if r not in ("gpu_idle", "none")],
+                  "a GPU throttling before it starts is hot or capped; the windows record it (W-THROTTLE)"),
+    ]  # fmt: skip

@@ -1,0 +1,84 @@
+"""The wheel: built from this tree, it holds every package with its reference data, and runs from outside it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+DATA = [  # reference data the commands read at run time
+    "ecocompute/py.typed",
+    "ecocompute/schema/submission-1.0.schema.json",
+    "ecocompute/validate/data/gpus.csv",
+    "ecocompute/collector/model/archs/TinyLlama-1.1B.json",
+    "ecocompute/collector/model/data/perplexity.txt",
+    "ecocompute/publish/templates/card.md",
+]
+PROBE = """
+import json, sys
+import typer
+from ecocompute.cli import app, main
+def leaves(c, path=()):
+    if hasattr(c, "commands"):
+        return [l for n, s in sorted(c.commands.items()) for l in leaves(s, (*path, n))]
+    return [path]
+paths = leaves(typer.main.get_command(app))
+codes = {" ".join(p): main([*p, "--help"]) for p in paths}
+codes["schema export"] = main(["schema", "export"])
+import ecocompute
+print(json.dumps({"codes": codes, "package": ecocompute.__file__}))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("build")
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    (built,) = out.glob("ecocompute-*.whl")
+    return built
+
+
+def test_the_wheel_holds_the_packages_their_data_and_pypi_metadata(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for package in ("cli", "schema", "collector", "validate", "publish", "analysis"):
+        for source in (ROOT / package).rglob("*.py"):
+            inside = (
+                "ecocompute/"
+                + ("" if package == "cli" else f"{package}/")
+                + source.relative_to(ROOT / package).as_posix()
+            )
+            assert inside in names, inside
+    assert [d for d in DATA if d not in names] == []
+    assert not [n for n in names if n.startswith(("tests/", "runs/", "submissions/", "benchmarks/"))]
+    (meta_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    meta = Parser().parsestr(zipfile.ZipFile(wheel).read(meta_name).decode())
+    assert meta["License-Expression"] == "MIT"
+    assert any(c.startswith("Programming Language :: Python :: 3.1") for c in meta.get_all("Classifier"))
+    assert {u.split(",")[0] for u in meta.get_all("Project-URL")} >= {"Homepage", "Repository", "Issues"}
+    assert set(meta.get_all("Provides-Extra")) >= {"collect", "publish", "dev"}
+    assert meta["Description-Content-Type"] == "text/markdown"
+
+
+def test_every_command_runs_from_the_unpacked_wheel(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    env = {**os.environ, "PYTHONPATH": str(site), "COLUMNS": "200"}
+    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["package"].startswith(str(site))
+    export = result["codes"].pop("schema export")
+    assert {cmd: code for cmd, code in result["codes"].items() if code != 0} == {}
+    assert export == 2 and "is inside the installed package" in proc.stderr and "pass --out FILE" in proc.stderr
+    assert not (site / "ecocompute" / "schema" / "submission-1.0.schema.json.tmp").exists()
