@@ -24,6 +24,7 @@ import io
 import itertools
 import math
 import re
+import threading
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
@@ -104,6 +105,11 @@ class CounterStatus:
     source: str | None = None
     ratio: float | None = None  # counter / power integral at opening; None when not checked
 
+    def describe(self) -> str:
+        """One sentence for a submission's notes."""
+        verdict = "reliable" if self.reliable else "NOT reliable"
+        return f"amdsmi energy counter {verdict}: {self.reason}" + (f" ({self.source})" if self.source else "") + "."
+
 
 def known_counters() -> list[KnownCounter]:
     """The rows of ``data/amd_energy_counter.csv``, in file order."""
@@ -175,6 +181,7 @@ class AmdSmiGpu:
                  check_counter_s: float = COUNTER_CHECK_S) -> None:  # fmt: skip
         self.index = index
         self._clock = clock or SystemClock()
+        self._lock = threading.Lock()  # libamd_smi before ROCm 7.2 is not thread-safe (Zeus's zeusd notes)
         self._smi: Any = load_amdsmi()
         self._call("initialise amdsmi", self._smi.amdsmi_init, *self._init_flags())
         try:
@@ -233,7 +240,8 @@ class AmdSmiGpu:
         if smi is None:
             raise AmdSmiReadError(f"amdsmi is closed: cannot {what} of AMD GPU {self.index}")
         try:
-            return fn(*args)
+            with self._lock:  # the sampler's thread and the engine read the GPU at once
+                return fn(*args)
         except smi.AmdSmiException as exc:
             raise self._error(exc, what) from None
 
@@ -246,7 +254,8 @@ class AmdSmiGpu:
         if fn is None:  # an amdsmi older than the function
             return None
         try:
-            return fn(*args)
+            with self._lock:
+                return fn(*args)
         except smi.AmdSmiException as exc:
             if getattr(exc, "err_code", None) in _UNSUPPORTED:
                 return None
@@ -277,7 +286,8 @@ class AmdSmiGpu:
     def _check_energy_counter(self) -> None:
         smi = self._smi
         try:
-            reading = smi.amdsmi_get_energy_count(self._handle)
+            with self._lock:
+                reading = smi.amdsmi_get_energy_count(self._handle)
         except smi.AmdSmiException as exc:
             if getattr(exc, "err_code", None) in _UNSUPPORTED:
                 raise NoEnergyCounterError(

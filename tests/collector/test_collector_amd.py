@@ -50,6 +50,7 @@ def test_an_mi300x_opens_and_says_who_it_is(smi: FakeAmdsmi, clock: VirtualClock
         monitor: GpuMonitor = gpu  # the engine's seam (mypy checks it in collector/amd.py)
         info = monitor.fingerprint()
         assert gpu.counter.reliable and gpu.counter.ratio == pytest.approx(1.0, abs=0.01)
+        assert "counter reliable: agreed with the power integral at opening (ratio " in gpu.counter.describe()
         assert (info.gpu_name, info.gpu_arch, info.compute_capability) == ("AMD Instinct MI300X", "cdna3", "9.4")
         assert info.memory_total_mib == 192 * 1024
         assert info.power_limit_w == info.default_power_limit_w == 750.0  # amdsmi's uW, converted once
@@ -147,6 +148,7 @@ def test_an_mi100_counter_is_known_unreliable(smi: FakeAmdsmi, clock: VirtualClo
         open_gpu(clock)
     with open_gpu(clock, allow_unreliable_counter=True) as gpu:
         assert not gpu.counter.reliable and gpu.counter.source == "https://github.com/ROCm/amdsmi/issues/38"
+        assert gpu.counter.describe().startswith("amdsmi energy counter NOT reliable: known to be unreliable on MI100")
         assert gpu.fingerprint().gpu_arch == "cdna1"
 
 
