@@ -1,7 +1,7 @@
 """Throughput and memory of the validator.
 
-Run ``PYTHONPATH=tests python benchmarks/validate_throughput.py [--files 1000] [--memory-files 10000]``; its output is committed to
-benchmarks/results/validate_throughput.txt.
+Run ``PYTHONPATH=tests python benchmarks/validate_throughput.py [--files 1000] [--memory-files 10000]``; its output
+is committed to benchmarks/results/validate_throughput.txt.
 
 - Throughput: 1,000 generated submissions (5 precisions x 6 windows), each signed with its own ed25519 signature,
   validated by one ``validate_files`` call (signatures, physics, copies across the tree; one worker process per
@@ -25,7 +25,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519

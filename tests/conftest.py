@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from browser import browser, page, screenshots  # noqa: F401 - one browser per test process, for every folder
 from factories import Keys, allowed_signers_line, make_key, make_submission
 from hypothesis import settings
 

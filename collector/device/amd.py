@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
-from ecocompute.collector.host.clock import Clock, SystemClock
+from ecocompute.collector.device.gpu import GpuInfo, PowerFields
 from ecocompute.collector.errors import (
     GpuError,
     MigEnabledError,
@@ -37,7 +37,7 @@ from ecocompute.collector.errors import (
     NoGpuError,
     NvmlReadError,
 )
-from ecocompute.collector.device.gpu import GpuInfo, PowerFields
+from ecocompute.collector.host.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
     from ecocompute.collector.device.gpu import GpuMonitor

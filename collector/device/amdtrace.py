@@ -16,9 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecocompute.collector.errors import TraceError
 from ecocompute.collector.device.trace import COLUMNS, Phase, Trace
 from ecocompute.collector.device.trace import _check as check_trace
+from ecocompute.collector.errors import TraceError
 from ecocompute.schema.io import parse_json, write_text_atomic
 
 AMD_TRACE_FORMAT = "ecocompute-amdsmi-trace"

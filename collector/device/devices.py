@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ecocompute.collector.host.clock import Clock
-from ecocompute.collector.errors import NoGpuError
 from ecocompute.collector.device.gpu import GpuMonitor
+from ecocompute.collector.errors import NoGpuError
+from ecocompute.collector.host.clock import Clock
 from ecocompute.schema.errors import UsageError
 
 Vendor = Literal["auto", "nvidia", "amd"]

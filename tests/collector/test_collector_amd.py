@@ -16,12 +16,12 @@ from collector_fakes import FakeRunner, VirtualClock
 from ecocompute.collector import amd
 from ecocompute.collector.device.amd import AmdSmiGpu, AmdSmiReadError, counter_j, known_counter, known_counters
 from ecocompute.collector.device.amdtrace import amd_trace_from, load_amd_trace, trace_from_amd
-from ecocompute.collector.run.engine import Engine, EngineConfig
-from ecocompute.collector.errors import GpuError, MigEnabledError, NoEnergyCounterError, NoGpuError, TraceError
 from ecocompute.collector.device.gpu import GpuMonitor
 from ecocompute.collector.device.replay import ReplayGpu
 from ecocompute.collector.device.sampler import PowerSampler
 from ecocompute.collector.device.trace import record_trace
+from ecocompute.collector.errors import GpuError, MigEnabledError, NoEnergyCounterError, NoGpuError, TraceError
+from ecocompute.collector.run.engine import Engine, EngineConfig
 from ecocompute.schema.derive import integral_diff_pct
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.models import Precision, Window

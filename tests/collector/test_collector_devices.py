@@ -10,8 +10,8 @@ from collector_fakes import LIBRARY_NOT_FOUND, FakePynvml, VirtualClock
 
 from ecocompute.collector.device.amd import AmdSmiGpu
 from ecocompute.collector.device.devices import open_gpu
-from ecocompute.collector.errors import MigEnabledError, NoGpuError
 from ecocompute.collector.device.nvml import NvmlGpu
+from ecocompute.collector.errors import MigEnabledError, NoGpuError
 from ecocompute.schema.errors import UsageError
 
 

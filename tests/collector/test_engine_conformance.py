@@ -22,15 +22,15 @@ from typing import Any
 
 import pytest
 
-from ecocompute.collector.model.backend import Backend, LoadedRunner
-from ecocompute.collector.host.clock import SystemClock, Timer
-from ecocompute.collector.run.config import Destination, RunConfig
-from ecocompute.collector.run.engine import WARMUP_MIN_CALLS, Engine, EngineConfig
-from ecocompute.collector.model.engines import ENGINES, EngineSpec, engine_spec
 from ecocompute.collector.device.replay import ReplayGpu
 from ecocompute.collector.device.sampler import PowerSampler
-from ecocompute.collector.run.state import MeasurementState
 from ecocompute.collector.device.trace import Trace, load_trace
+from ecocompute.collector.host.clock import SystemClock, Timer
+from ecocompute.collector.model.backend import Backend, LoadedRunner
+from ecocompute.collector.model.engines import ENGINES, EngineSpec, engine_spec
+from ecocompute.collector.run.config import Destination, RunConfig
+from ecocompute.collector.run.engine import WARMUP_MIN_CALLS, Engine, EngineConfig
+from ecocompute.collector.run.state import MeasurementState
 from ecocompute.schema.errors import EcocomputeError, UsageError
 from ecocompute.schema.models import Precision
 

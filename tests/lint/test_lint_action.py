@@ -20,8 +20,6 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-
-sys.path.insert(0, str(Path(__file__).parent))
 from lint_helpers import INT8_7B, NF4_1B, SARIF_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,12 +5,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 from lint_helpers import CORPUS, INT8_7B, NF4_1B, chdir
 
 from ecocompute.cli import main

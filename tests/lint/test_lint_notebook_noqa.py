@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
 from lint_helpers import INT8_7B
 
 from ecocompute.lint import noqa

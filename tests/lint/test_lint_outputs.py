@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 from lint_helpers import CORPUS, SARIF_SCHEMA, chdir
 
 from ecocompute.lint import output

@@ -1,11 +1,10 @@
-"""Fixtures of the site tests: the shared browser (tests/browser.py) and one build of the repository's data."""
+"""Fixtures of the site tests: one build of the repository's data."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from browser import browser, page, screenshots  # noqa: F401
 
 from ecocompute.publish.build import build
 from ecocompute.publish.inputs import Source
