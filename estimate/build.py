@@ -68,6 +68,7 @@ def measured_runs(measurements: pl.DataFrame, submissions: pl.DataFrame) -> list
             "new_tokens": row["new_tokens"], "precision": row["precision"], "weights": row["weights"],
             "session": None, "params_b": row["params_total"] / 1e9, "model": row["model_id"],
             "y": math.log(jq / jb), "w": w, "j_q": jq, "j_b": jb,
+            "tps_q": row.get("tokens_per_s"), "tps_b": fp16.get("tokens_per_s"),
             "passes_cv_gate": bool(row["passes_cv_gate"] and fp16["passes_cv_gate"]),
             "submission_id": row["submission_id"], "created_at": created.get(row["submission_id"]),
             "doi": None, "quality_pct": _quality(row, fp16),

@@ -10,6 +10,8 @@ from browser import browser, page, screenshots  # noqa: F401 - one browser per t
 from factories import Keys, allowed_signers_line, make_key, make_submission
 from hypothesis import settings
 
+from ecocompute.publish.build import build
+from ecocompute.publish.inputs import Source
 from ecocompute.schema.io import write_submission
 
 # pytest-xdist's workers start with COLUMNS=80 and LINES=24 set (the main process has neither), and a rich console
@@ -22,6 +24,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 settings.register_profile("ecocompute", deadline=None)
 settings.load_profile("ecocompute")
 
+REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 EXAMPLE = DATA / "example" / "submission.json"
 EXAMPLE_SIGNERS = DATA / "example" / "allowed_signers"
@@ -46,3 +49,11 @@ def signed_file(tmp_path: Path, keys: Keys) -> Path:
     path = tmp_path / "submissions" / p.contributor.github / "nvidia-h200" / f"{p.submission_id}.json"
     write_submission(sub, path)
     return path
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``publish build`` of the repository's submissions/, once per test process (site, card, MCP tests)."""
+    out = tmp_path_factory.mktemp("build") / "dataset"
+    build([Source.at(REPO / "submissions")], out)
+    return out

@@ -24,3 +24,11 @@ def test_server_json_matches_the_package_and_the_readme() -> None:
     assert "mcp" in project["optional-dependencies"]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"mcp-name: {server['name']}" in readme, "the README needs the registry's mcp-name line"
+
+
+def test_the_shipped_card_is_the_card_of_the_repositorys_build(built: Path) -> None:
+    shipped = (ROOT / "mcp_server" / "data" / "card.md").read_text(encoding="utf-8")
+    assert shipped == (built / "README.md").read_text(encoding="utf-8"), (
+        "mcp_server/data/card.md is stale: run `ecocompute publish build --submissions submissions --out /tmp/b`"
+        " and copy /tmp/b/README.md there"
+    )
