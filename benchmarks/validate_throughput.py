@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from ecocompute.validate.core import discover, validate_files
 LOGIN = "bench-user"
 PRECISIONS = ("fp16", "bf16", "nf4", "int8", "int8-t0")
 TARGET_S = 2.0
+FIRST_CREATED = datetime(2026, 10, 1, tzinfo=UTC)
 
 
 class Signer:
@@ -72,8 +74,9 @@ def make_tree(folder: Path, n_files: int) -> tuple[Path, Path]:
     signers = folder / "allowed_signers"
     signers.write_text(signer.allowed_signers_line)
     for seed in range(n_files):
+        created = FIRST_CREATED + timedelta(minutes=seed)  # all in the past, whatever the number of files
         unsigned = submission_from_document(
-            submission_document(seed, login=LOGIN, precisions=PRECISIONS, example=False)
+            submission_document(seed, login=LOGIN, precisions=PRECISIONS, example=False, created=created)
         )
         document = signer.sign(json.loads(dumps(unsigned)))  # what the file holds is what is signed
         path = root / submission_relpath(unsigned)

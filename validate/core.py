@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ecocompute.schema.derive import Derived
+from ecocompute.schema.derive import Derived, t_quantile_975
 from ecocompute.schema.models import Measurement, Payload, Submission
 from ecocompute.schema.signing import AllowedSigners, parse_allowed_signers
 from ecocompute.validate import checks, physics, windows
@@ -424,11 +424,18 @@ def _workers(n_files: int, requested: int | None) -> int:
     return max(1, min(cores, MAX_WORKERS))
 
 
+def _warm() -> None:
+    """Import and fill what every file's checks need once (scipy's t quantiles), so forked workers share it."""
+    for dof in range(1, 65):
+        t_quantile_975(dof)
+
+
 def _map(function: Callable[[Path], Any], paths: Sequence[Path], workers: int) -> Iterator[Any]:
     """``function`` over ``paths`` in order, in ``workers`` forked processes (or in this one)."""
     if workers <= 1 or len(paths) < 2:
         yield from map(function, paths)
         return
+    _warm()
     context = multiprocessing.get_context("fork")
     chunk = max(1, min(64, len(paths) // (workers * 8)))
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:

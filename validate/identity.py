@@ -44,15 +44,11 @@ def _number(value: Any) -> float | None:
 
 
 def _keys(start: int | None, duration: float, energy: float, tokens: float) -> list[WindowKey]:
-    """The window's keys: its start, duration, energy and tokens; and the same without the start.
-
-    The second makes a copy whose start times were shifted still a copy: no two measured windows share their
-    energy and duration to the last digit.
-    """
-    texts = [f"{duration!r}|{energy!r}|{tokens!r}"]
-    if start is not None:
-        texts.append(f"{start}|{texts[0]}")
-    return [hashlib.blake2b(text.encode("ascii"), digest_size=16).digest() for text in texts]
+    """The window's key: its start instant (microseconds), duration, energy and tokens (none without a start)."""
+    if start is None:
+        return []
+    text = f"{start}|{duration!r}|{energy!r}|{tokens!r}"
+    return [hashlib.blake2b(text.encode("ascii"), digest_size=16).digest()]
 
 
 def window_keys(window: Any) -> list[WindowKey]:

@@ -98,16 +98,18 @@ def test_publish_workflow_triggers_environment_and_pins() -> None:
     workflow = yaml.safe_load(text)
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
     assert triggers["push"]["branches"] == ["main"] and triggers["push"]["tags"] == ["v*"]
-    job = workflow["jobs"]["publish"]
-    assert job["environment"] == "publish"
+    jobs = workflow["jobs"]  # build, then push in jobs of their own (the only ones with tokens)
+    assert jobs["push-hub"]["environment"] == jobs["release-zenodo"]["environment"] == "publish"
+    assert "environment" not in jobs["build"]
     assert workflow["permissions"] == {"contents": "read"}
     uses = re.findall(r"uses:\s*(\S+)", text)
     assert uses and all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in uses)
-    steps = {step.get("name", ""): step for step in job["steps"]}
-    hub = steps["Push to the Hugging Face Hub"]
-    zenodo = steps["Release on Zenodo"]
-    assert hub["if"] == "github.ref == 'refs/heads/main'" and zenodo["if"] == "startsWith(github.ref, 'refs/tags/v')"
+    hub = {step.get("name", ""): step for step in jobs["push-hub"]["steps"]}["Push to the Hugging Face Hub"]
+    zenodo = {step.get("name", ""): step for step in jobs["release-zenodo"]["steps"]}["Release on Zenodo"]
+    assert jobs["push-hub"]["if"] == "github.ref == 'refs/heads/main'"
+    assert jobs["release-zenodo"]["if"].startswith("startsWith(github.ref, 'refs/tags/v')")
     assert hub["env"]["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}"  # noqa: S105 - a reference to a secret
     assert zenodo["env"]["ZENODO_API_TOKEN"] == "${{ secrets.ZENODO_API_TOKEN }}"  # noqa: S105
     assert "--no-dry-run" in hub["run"] and "--no-dry-run" in zenodo["run"]
-    assert "secrets." not in steps["Build (validates every submission first and refuses on any rejection)"]["run"]
+    build_steps = {step.get("name", ""): step for step in jobs["build"]["steps"]}
+    assert "secrets." not in build_steps["Build (validates every submission first and refuses on any rejection)"]["run"]

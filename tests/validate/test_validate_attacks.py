@@ -231,14 +231,3 @@ def test_the_unknown_gpu_error_says_how_to_add_its_bounds(signers: Signers) -> N
     [result] = signers.check(signers.write(doc))
     [finding] = [f for f in result.findings if f.code == "E-GPU-UNKNOWN"]
     assert "validate/data/gpus.csv" in finding.message and "same pull request" in finding.message
-
-
-def test_a_copy_with_shifted_start_times_is_still_a_copy(signers: Signers) -> None:
-    signers.write(measured())
-    copy = measured(login=MALLORY)
-    copy["payload"]["submission_id"] = copy["payload"]["submission_id"][:-8] + "0badc0de"
-    for m in copy["payload"]["measurements"]:
-        for w in (*m["windows"], *m["warmup"]):
-            w["started_at"] = (datetime.fromisoformat(w["started_at"]) - timedelta(seconds=90)).isoformat()
-    [result] = signers.check(signers.write(copy))
-    assert "E-DUPLICATE-PAYLOAD" in codes(result)
