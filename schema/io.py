@@ -20,11 +20,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ecocompute.schema.errors import SubmissionError, UnknownSchemaVersionError, UsageError
-from ecocompute.schema.models import SCHEMA_VERSION, Submission
+from ecocompute.schema.models import SCHEMA_VERSIONS, Submission
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 32
-KNOWN_VERSIONS = (SCHEMA_VERSION,)
+KNOWN_VERSIONS = SCHEMA_VERSIONS
 
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _TOKENS = re.compile(rb'["\\\[\]{}]')

@@ -15,9 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
-SCHEMA_VERSION = "1.0"
-"""The version new documents are written as. It becomes "1.1" once ``schema.io.KNOWN_VERSIONS`` lists every one of
-:data:`SCHEMA_VERSIONS` (today it is ``(SCHEMA_VERSION,)``, so writing 1.1 now would stop 1.0 files reading)."""
+SCHEMA_VERSION = "1.1"
+"""The version new documents are written as; ``schema.io.KNOWN_VERSIONS`` reads every one of :data:`SCHEMA_VERSIONS`."""
 SCHEMA_VERSIONS = ("1.0", "1.1")
 """Every version the models accept, oldest first; each has its JSON Schema, ``submission-<version>.schema.json``."""
 SCHEMA_CHANGES = {
