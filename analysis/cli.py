@@ -117,7 +117,7 @@ def j_per_token_command(
 def jpt_command(dataset: str = DATASET_OPT) -> None:
     """Deprecated: use `ecocompute j-per-token` (this alias goes in the next release).
 
-    Example: ecocompute j-per-token --dataset out
+    Example: ecocompute jpt --dataset out
     """
     err.print("[yellow]`ecocompute jpt` is deprecated: use `ecocompute j-per-token`[/]")
     j_per_token_command(dataset, None, None, None, None, "all")

@@ -33,6 +33,9 @@ NOT_FINDINGS = {
     "5 MB": "the validator's size cap for one submission file",
     "40 W": "the idle floor the validator assumes for a GPU it does not know",
     "20 W": "the window power floor for a GPU the validator does not know (half the idle floor)",
+    "0.5 s": "how long the AMD monitor compares its energy counter with the integrated power when it opens a GPU",
+    "5 s": "the longest gap the validator allows between windows of one session",
+    "1 s": "the longest random delay the collector puts before a window",
 }
 SPAN = re.compile(r"<!-- finding:([a-z0-9_]+) -->(.*?)<!-- /finding -->", re.S)
 FIGURE = re.compile(r"(?<![\w.\-])[-+]?\d+(?:\.\d+)?\s?(?:%|J|Wh|kWh|W|B|M|GB|MB|tokens/s|s)(?![\w/])")

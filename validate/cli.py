@@ -212,7 +212,12 @@ def validate_changes(
         ..., "--changed-since", help="Compare with the merge base with this git ref.", show_default=False
     ),
     pr_author: str = typer.Option(..., "--pr-author", help="The pull request's author.", show_default=False),
-    root: Path = typer.Option(Path("submissions"), "--root", help="The submissions folder (relative to the repo)."),
+    root: Path = typer.Option(
+        Path("submissions"),
+        "--submissions",
+        "--root",
+        help="The submissions folder, relative to the repo (--root: its former name).",
+    ),
 ) -> None:
     """Check that a pull request is a data pull request: files under submissions/ only, none of another's.
 

@@ -66,7 +66,7 @@ def test_verify_non_json_fails_clearly(tmp_path: Path, capsys: pytest.CaptureFix
     bad = tmp_path / "s.json"
     bad.write_bytes(b"\x00\x01binary")
     assert main(["verify", str(bad), "--allowed-signers", str(EXAMPLE / "allowed_signers")]) == 1
-    assert "not valid JSON" in _error_lines(capsys)[0]
+    assert "not a JSON text file" in _error_lines(capsys)[0]
 
 
 def test_verify_missing_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -80,5 +80,5 @@ def test_every_command_runs_from_the_unpacked_wheel(wheel: Path, tmp_path: Path)
     assert result["package"].startswith(str(site))
     export = result["codes"].pop("schema export")
     assert {cmd: code for cmd, code in result["codes"].items() if code != 0} == {}
-    assert export == 2 and "is inside the installed package" in proc.stderr and "pass --out FILE" in proc.stderr
+    assert export == 2 and "is inside the installed package" in proc.stderr and "pass --out DIR" in proc.stderr
     assert not (site / "ecocompute" / "schema" / "submission-1.0.schema.json.tmp").exists()

@@ -13,7 +13,7 @@ import pytest
 from amdsmi_fake import DRIVER_NOT_LOADED, NO_PERM, NOT_SUPPORTED, RESOLUTION_UJ, FakeAmdsmi, FakeDevice
 from collector_fakes import FakeRunner, VirtualClock
 
-from ecocompute.collector import amd
+from ecocompute.collector.device import amd
 from ecocompute.collector.device.amd import AmdSmiGpu, AmdSmiReadError, counter_j, known_counter, known_counters
 from ecocompute.collector.device.amdtrace import amd_trace_from, load_amd_trace, trace_from_amd
 from ecocompute.collector.device.gpu import GpuMonitor

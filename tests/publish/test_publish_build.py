@@ -124,6 +124,7 @@ def test_e_cv_alone_enters_the_all_tier_only(tmp_path: Path, make_tree: TreeMake
     """A file whose only error is E-CV: rows in the _all configs marked passes_cv_gate = false, not in the others."""
     noisy = example_document(SMALL[0], 300, n_windows=6)
     noisy["payload"].update(example=False, notes="synthetic test data")
+    noisy["payload"]["hardware"]["gpu_name"] = "NVIDIA H200"  # a published file must be on a GPU the validator knows
     for i, window in enumerate(noisy["payload"]["measurements"][1]["windows"]):
         window["energy_j"] *= 1.0 + (0.08 if i % 2 else -0.08)
         window["energy_j_power_integrated"] = window["energy_j"]
