@@ -86,6 +86,7 @@ def test_recommendation_respects_the_limits_and_its_front_is_not_dominated(serve
     energies = [c["j_per_token"] for c in chosen]
     assert energies == sorted(energies)
     front = content["pareto_front"]
+    assert front and all(c["ms_per_token"] is not None for c in front)
     for c in front:
         assert not any(o["j_per_token"] < c["j_per_token"] and o["ms_per_token"] < c["ms_per_token"] for o in front)
     assert all(math.isfinite(c["j_per_token"]) for c in chosen)
