@@ -16,10 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecocompute.collector.device.trace import COLUMNS, Phase, Trace
+from ecocompute.collector.device.trace import COLUMNS, Phase, Trace, read_trace_document
 from ecocompute.collector.device.trace import _check as check_trace
 from ecocompute.collector.errors import TraceError
-from ecocompute.schema.io import parse_json, write_text_atomic
+from ecocompute.schema.io import write_text_atomic
 
 AMD_TRACE_FORMAT = "ecocompute-amdsmi-trace"
 AMD_TRACE_VERSION = 1
@@ -60,12 +60,7 @@ def trace_from_amd(doc: dict[str, Any], origin: str = "<amd trace>") -> Trace:
 
 def load_amd_trace(path: Path) -> Trace:
     """Read an AMD trace file as a replayable :class:`Trace`."""
-    try:
-        doc = parse_json(path.read_bytes())
-    except OSError as exc:
-        raise TraceError(f"cannot read AMD trace {path}: {exc.strerror}") from None
-    except Exception as exc:
-        raise TraceError(f"AMD trace {path} is not JSON: {exc}") from None
+    doc = read_trace_document(path, "AMD trace")
     if not isinstance(doc, dict):
         raise TraceError(f"{path} is not an {AMD_TRACE_FORMAT} file")
     return trace_from_amd(doc, str(path))

@@ -101,14 +101,19 @@ def write_trace(trace: Trace, path: Path) -> None:
     write_text_atomic(path, dumps_trace(trace))
 
 
+def read_trace_document(path: Path, what: str = "trace") -> Any:
+    """The parsed JSON of a trace file (``what`` names it in errors); TraceError if unreadable or not JSON."""
+    try:
+        return parse_json(path.read_bytes())
+    except OSError as exc:
+        raise TraceError(f"cannot read {what} {path}: {exc.strerror}") from None
+    except Exception as exc:
+        raise TraceError(f"{what} {path} is not JSON: {exc}") from None
+
+
 def load_trace(path: Path) -> Trace:
     """Read and check a trace file; TraceError says what is wrong."""
-    try:
-        doc = parse_json(path.read_bytes())
-    except OSError as exc:
-        raise TraceError(f"cannot read trace {path}: {exc.strerror}") from None
-    except Exception as exc:
-        raise TraceError(f"trace {path} is not JSON: {exc}") from None
+    doc = read_trace_document(path)
     if not isinstance(doc, dict) or doc.get("format") != TRACE_FORMAT or doc.get("version") != TRACE_VERSION:
         raise TraceError(f"{path} is not an {TRACE_FORMAT} version {TRACE_VERSION} file")
     if doc.get("columns") != list(COLUMNS):
