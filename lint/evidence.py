@@ -112,11 +112,11 @@ class Evidence:
     @cached_property
     def card(self) -> dict[str, Any]:
         """The artifact's entry for the target card; a usage error naming the known cards when there is none."""
-        wanted = self.gpu.strip().lower()
-        for gpu in self.artifact.get("gpus", []):
-            names = {str(gpu.get("name", "")).lower(), *(str(a).lower() for a in gpu.get("aliases", []))}
-            if wanted in names or wanted == str(gpu.get("name", "")).lower().removeprefix("nvidia "):
-                return dict(gpu)
+        from ecocompute.estimate.engine import resolve_gpu
+
+        resolved = resolve_gpu(self.artifact, self.gpu)
+        if resolved is not None and resolved["name"] is not None:  # a card, not an architecture
+            return resolved
         known = sorted(str(g.get("name")) for g in self.artifact.get("gpus", []))
         raise UsageError(f"--target-gpu {self.gpu!r} is not a card the estimator knows: use one of {', '.join(known)}")
 
