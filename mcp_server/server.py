@@ -12,7 +12,6 @@ from pydantic import Field, ValidationError
 
 from ecocompute import __version__
 from ecocompute.estimate import Answer, Question, estimate
-from ecocompute.estimate.models import PRECISIONS, STACKS
 from ecocompute.mcp_server import recommend as rec
 from ecocompute.mcp_server.models import (
     CodeCheck,
@@ -22,7 +21,7 @@ from ecocompute.mcp_server.models import (
     Measurements,
     Recommendation,
 )
-from ecocompute.mcp_server.sources import Sources, gpu_ranges
+from ecocompute.mcp_server.sources import Sources
 from ecocompute.schema.errors import EcocomputeError
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
@@ -243,4 +242,4 @@ def _resources(server: MCPServer, sources: Sources) -> None:
         return sources.gpus_json()
 
 
-__all__ = ["PRECISIONS", "STACKS", "build_server", "find", "gpu_ranges"]
+__all__ = ["build_server", "check", "find"]
