@@ -15,6 +15,8 @@ import math
 import random
 from pathlib import Path
 
+from make_synthetic_trace import sensor_updates
+
 from ecocompute.collector.device.amdtrace import AMD_COLUMNS, AMD_TRACE_FORMAT, AMD_TRACE_VERSION, write_amd_trace
 
 OUT = Path(__file__).parents[1] / "data" / "traces-amd" / "mi300x-synthetic.json"
@@ -34,15 +36,7 @@ def true_power_w(t: float, rng: random.Random) -> float:
 def build() -> dict[str, object]:
     """The synthetic trace document."""
     rng = random.Random(0)
-    step_s, energy_j, updates = 0.001, 40_000.0, []  # (time, counter J, power W over the last 10 ms)
-    window: list[float] = []
-    for k in range(int(20.0 / step_s) + 1):
-        p = true_power_w(k * step_s, rng)
-        energy_j += p * step_s
-        window.append(p)
-        if k % int(UPDATE_S / step_s) == 0:
-            updates.append((k * step_s, energy_j, sum(window) / len(window)))
-            window = []
+    updates = sensor_updates(true_power_w, rng, 40_000.0, UPDATE_S)
     rows = []
     for i in range(int(20.0 / PERIOD_S)):
         t = i * PERIOD_S + 0.002

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 from ecocompute.collector.device.trace import Phase, Trace, write_trace
@@ -29,19 +30,25 @@ def true_power_w(t: float, rng: random.Random) -> float:
     return (130.0 if t < 3.0 else 131.0) + rng.gauss(0, 1.0)
 
 
+def sensor_updates(
+    power_w: Callable[[float, random.Random], float], rng: random.Random, energy_j: float, update_s: float
+) -> list[tuple[float, float, float]]:
+    """(time, counter J, mean power W since the last update) at each sensor update over 20 s, in 1 ms steps."""
+    step_s, updates, window = 0.001, [], []
+    for k in range(int(20.0 / step_s) + 1):
+        p = power_w(k * step_s, rng)
+        energy_j += p * step_s
+        window.append(p)
+        if k % int(update_s / step_s) == 0:
+            updates.append((k * step_s, energy_j, sum(window) / len(window)))
+            window = []
+    return updates
+
+
 def build() -> Trace:
     """The synthetic trace."""
     rng = random.Random(0)
-    step_s = 0.001
-    energy_j, updates = 3_000_000.0, []  # (time, counter J, power W over the last 100 ms)
-    window: list[float] = []
-    for k in range(int(20.0 / step_s) + 1):
-        p = true_power_w(k * step_s, rng)
-        energy_j += p * step_s
-        window.append(p)
-        if k % int(UPDATE_S / step_s) == 0:
-            updates.append((k * step_s, energy_j, sum(window) / len(window)))
-            window = []
+    updates = sensor_updates(true_power_w, rng, 3_000_000.0, UPDATE_S)
     rows = []
     for i in range(int(20.0 / PERIOD_S)):
         t = i * PERIOD_S + 0.003
