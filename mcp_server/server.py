@@ -97,7 +97,8 @@ def find(sources: Sources, **filters: Any) -> Measurements:
         if value is not None:
             rows = [r for r in rows if getattr(r, field) == value]
     rows.sort(key=lambda r: (r.created_at or "", r.submission_id or ""), reverse=True)
-    used = [run for run in sources.runs() if run.get("submission_id") in {r.submission_id for r in rows}]
+    ids = {r.submission_id for r in rows}
+    used = [run for run in sources.runs() if run.get("submission_id") in ids]
     return Measurements(count=len(rows), rows=rows[:limit], provenance=sources.provenance(used))
 
 
@@ -141,7 +142,8 @@ def _tools(server: MCPServer, sources: Sources) -> None:
         mid = math.exp((math.log(min(sizes)) + math.log(max(sizes))) / 2)
         answer = _estimate(sources, _question(gpu=gpu, params_b=mid, precision=precision, stack=stack,
                                               batch_size=batch_size))  # fmt: skip
-        used = [r for r in sources.runs() if r.get("submission_id") in set(answer.submission_ids)]
+        ids = set(answer.submission_ids)
+        used = [r for r in sources.runs() if r.get("submission_id") in ids]
         return CrossoverResult(gpu=gpu, stack=stack, batch_size=batch_size, precision=precision,
                                crossover=answer.crossover, basis=answer.basis, submission_ids=answer.submission_ids,
                                provenance=sources.provenance(used))  # fmt: skip
