@@ -69,7 +69,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     (on_mean, on_std), (off_mean, off_std) = mean_std(rates["on"]), mean_std(rates["off"])
     se = math.sqrt(on_std**2 / len(rates["on"]) + off_std**2 / len(rates["off"]))
     dof = max(1, len(rates["on"]) + len(rates["off"]) - 2)
-    diffs = [abs(r["integral_vs_counter_pct"]) for r in rows if r["arm"] == "on" and r["integral_vs_counter_pct"]]
+    integral = [abs(r["integral_vs_counter_pct"]) for r in rows if r["arm"] == "on" and r["integral_vs_counter_pct"]]
     usage = [abs(r["usage_integral_vs_counter_pct"]) for r in rows if r["arm"] == "on"]
     pairs = [(rows[i], rows[i + 1]) for i in range(0, len(rows) - 1, 2)]
     diffs = [pair_overhead_pct(a, b) for a, b in pairs]
@@ -83,7 +83,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens_per_s_off": off_mean,
         "overhead_pct": 100.0 * (off_mean - on_mean) / off_mean,
         "overhead_pct_ci95_half": 100.0 * t_quantile_975(dof) * se / off_mean,
-        "integral_vs_counter_pct_abs_max": max(diffs) if diffs else None,
+        "integral_vs_counter_pct_abs_max": max(integral) if integral else None,
         "usage_integral_vs_counter_pct_abs_max": max((u for u in usage if u is not None), default=None),
     }
 
