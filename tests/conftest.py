@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from browser import browser, page, screenshots  # noqa: F401 - one browser per test process, for every folder
-from factories import Keys, allowed_signers_line, make_key, make_submission
+from factories import Keys, allowed_signers_line, make_key, make_submission, once_per_run
 from hypothesis import settings
 
 from ecocompute.publish.build import build
@@ -75,7 +75,13 @@ def signed_file(tmp_path: Path, keys: Keys) -> Path:
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``publish build`` of the repository's submissions/, once per test process (site, card, MCP tests)."""
-    out = tmp_path_factory.mktemp("build") / "dataset"
+    """``publish build`` of the repository's submissions/, once per run (site, card, MCP and docs tests read it).
+
+    Under pytest-xdist the workers share one build (:func:`factories.once_per_run`); tests only read it.
+    """
+    return once_per_run(tmp_path_factory, "built-submissions", lambda folder: build_folder(folder / "dataset"))
+
+
+def build_folder(out: Path) -> Path:
     build([Source.at(REPO / "submissions")], out)
     return out
