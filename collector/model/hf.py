@@ -59,8 +59,8 @@ def _transformers() -> Any:
         import transformers
     except ImportError:
         raise ModelError("transformers is not installed: pip install 'ecocompute[collect]'") from None
-    transformers.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
     return transformers
 
 
