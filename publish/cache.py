@@ -26,6 +26,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ecocompute.analysis.defaults import CONFIGS
 from ecocompute.publish.inputs import InputFile, Verdict, verdict_of
 from ecocompute.schema.tables import (
     measurement_rows,
@@ -41,7 +42,7 @@ CACHE_FORMAT = "v1"
 MAX_CHUNKS = 16
 KEY = "_key"
 GATE = "_gate"
-TABLES = ("windows", "measurements", "submissions")
+TABLES = CONFIGS
 VERDICT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "key": pl.String, "name": pl.String, "content_sha256": pl.String, "submission_id": pl.String,
     "in_dataset": pl.Boolean, "passes_cv_gate": pl.Boolean, "example": pl.Boolean, "windows": pl.Int64,
