@@ -277,5 +277,5 @@ def test_missing_folder_and_missing_signers_are_usage_errors(tmp_path: Path, mak
 def test_manifest_is_json_without_timestamps(example_build: BuildResult) -> None:
     text = (example_build.out / "MANIFEST.json").read_text()
     manifest = json.loads(text)
-    assert manifest["version"] == "0.1.0" and manifest["schema_version"] == "1.1"
+    assert manifest["version"] == "0.1.0" and manifest["schema_version"] == "1.2"
     assert "built_at" not in text and not re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", text)  # no time stamp
