@@ -666,6 +666,10 @@ class UnknownSignerError(SignatureError):
     """The signer has no line in the allowed_signers file that may verify this signature now."""
 
 
+class Sha1SignatureError(SignatureError):
+    """An RSA signature made with SHA-1 (``ssh-rsa``), which OpenSSH refuses (``sshsig.c``) whatever it signs."""
+
+
 @dataclass(frozen=True)
 class SignedBy:
     """Who a verified signature belongs to."""
@@ -690,6 +694,14 @@ def _candidates(
             refused.append(reason)
     refused += [f"line {p.number} cannot be used: {p.reason}" for p in allowed.problems_for(signer)]
     return usable, refused
+
+
+def _signature_type(signature_blob: bytes) -> str | None:
+    """The algorithm name an SSH signature blob starts with (None when unreadable)."""
+    try:
+        return _Reader(signature_blob).string().decode("ascii", "replace")
+    except WireError:
+        return None
 
 
 def verify_document(
@@ -723,6 +735,11 @@ def verify_document(
     match = next((line for line in usable if line.key.blob == parsed.public_key), None)
     if match is None:
         raise SignatureError("signature does not match the content or the signer's keys: signed by another key")
+    if match.key.key_type == RSA and _signature_type(parsed.signature) == RSA:
+        raise Sha1SignatureError(
+            "the signature is ssh-rsa (RSA with SHA-1), which OpenSSH refuses: sign again with `ecocompute sign` "
+            "(ssh-keygen -Y sign writes rsa-sha2-512)"
+        )
     if not match.key.verify(parsed.signature, parsed.signed_data(canonical_bytes(document))):
         raise SignatureError("signature does not match the content or the signer's keys: the content changed")
     fingerprint = match.key.fingerprint
