@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ecocompute.collector.errors import ModelError
 from ecocompute.collector.model.archs import load_arch
-from ecocompute.collector.model.gguf_weights import BASELINE, build_gguf_set, check_file_type, quantize
+from ecocompute.collector.model.gguf_weights import BASELINE, build_gguf_set, check_file_type, gguf_set, quantize
 from ecocompute.collector.model.hf import FIT_FRACTION, MODEL_MARGIN_BYTES, prompt_ids, prompt_sha256
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import Precision, Stack
@@ -128,11 +128,16 @@ def _kv_bytes(config: dict[str, Any]) -> int:
 
 def random_init_gguf(arch_name: str, seed: int, root: Path, file_types: list[str], device: str) -> GgufSource:
     """The project's random-init ``arch_name`` as GGUF files of ``file_types`` under ``root`` (built once)."""
-    from ecocompute.collector.model.weights import random_init_source
+    from ecocompute.collector.model.weights import _config_from_arch, _source, random_init_source
 
     arch = load_arch(arch_name)
-    hf_source = random_init_source(arch, seed, root, device if device.startswith("cuda") else "cpu")
-    files = build_gguf_set(arch, seed, root, file_types, checkpoint=Path(hf_source.path))
+    files = gguf_set(arch, seed, root)
+    if all(files.complete(t) for t in file_types):  # the checkpoint they came from is not needed (nor kept)
+        hf_source = _source(_config_from_arch(arch), model_id=f"random-init/{arch.name}", path="", revision=None,
+                            weights="random-init", architecture=arch.name)  # fmt: skip
+    else:
+        hf_source = random_init_source(arch, seed, root, device if device.startswith("cuda") else "cpu")
+        files = build_gguf_set(arch, seed, root, file_types, checkpoint=Path(hf_source.path))
     return GgufSource(
         model_id=hf_source.model_id, revision=None, weights="random-init", architecture=arch.name,
         params_total=hf_source.params_total, vocab_size=hf_source.vocab_size,
