@@ -39,10 +39,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True, help="JSON file for the results")
     parser.add_argument("--arch", default="TinyLlama-1.1B")
     parser.add_argument("--stack", default="compiled-all", choices=[s.value for s in Stack])
-    parser.add_argument("--windows", type=int, default=32, help="measured windows, half with the thread on")
-    parser.add_argument("--window-s", type=float, default=5.0)
+    parser.add_argument("--windows", type=int, default=40, help="measured windows, half with the thread on")
+    parser.add_argument("--window-s", type=float, default=6.0)
     parser.add_argument("--new-tokens", type=int, default=256)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--device-index", type=int, default=0)
     parser.add_argument("--weights-cache", type=Path, default=None, help="random-init weights [default: /dev/shm]")
     parser.add_argument("--torch-device", default=None, help=argparse.SUPPRESS)  # tests only: cpu

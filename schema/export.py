@@ -2,15 +2,17 @@
 
 The models read every version of :data:`SCHEMA_VERSIONS`; the JSON Schema of one version is theirs with
 ``schema_version`` fixed to it. 1.0 and 1.1 hold the same fields because files labelled 1.0 gained the fields 1.1
-names (:data:`SCHEMA_CHANGES`), and a 1.0 JSON Schema that refused them would refuse real 1.0 files.
+names (:data:`SCHEMA_CHANGES`), and a 1.0 JSON Schema that refused them would refuse real 1.0 files. What a later
+version added that no earlier file holds (:data:`NEW_IN`, :data:`NEW_VALUES_IN`) is left out of each earlier one.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from ecocompute.schema.models import SCHEMA_CHANGES, SCHEMA_VERSION, SCHEMA_VERSIONS, Submission
+from ecocompute.schema.models import NEW_IN, NEW_VALUES_IN, SCHEMA_CHANGES, SCHEMA_VERSION, SCHEMA_VERSIONS, Submission
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 
@@ -33,9 +35,26 @@ def json_schema_text(version: str = SCHEMA_VERSION) -> str:
     field.pop("enum", None)
     field["const"] = version
     schema["description"] = f"{schema['description']}\n\nSchema {version}: {SCHEMA_CHANGES[version]}."
+    for later in SCHEMA_VERSIONS[SCHEMA_VERSIONS.index(version) + 1 :]:
+        _drop_added(schema["$defs"], later)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://github.com/ecocompute/ecocompute/schema/submission-{version}.schema.json",
         **schema,
     }
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def _drop_added(defs: dict[str, Any], version: str) -> None:
+    """Remove from ``defs`` the fields and choice values that ``version`` added."""
+    for model, names in NEW_IN.get(version, {}).items():
+        for name in names:
+            del defs[model]["properties"][name]
+    for where, values in NEW_VALUES_IN.get(version, {}).items():
+        model, _, name = where.partition(".")
+        node = defs[model]["properties"][name] if name else defs[model]
+        kept = [v for v in node.pop("enum") if v not in values]
+        if len(kept) == 1 and name:  # pydantic writes a one-value Literal as a const
+            node["const"] = kept[0]
+        else:
+            node["enum"] = kept

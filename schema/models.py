@@ -1,7 +1,9 @@
-"""Schema 1.1 of a submission: pydantic models of the contract in DESIGN.md, and its one field list.
+"""Schema 1.2 of a submission: pydantic models of the contract in DESIGN.md, and its one field list.
 
 1.1 names what files labelled 1.0 gained without a version bump (:data:`SCHEMA_CHANGES`); every 1.0 file reads
-as it always did (the models accept both versions) and keeps its signature.
+as it always did (the models accept every version) and keeps its signature. 1.2 adds fields and values that no
+earlier file holds (:data:`NEW_IN`): a 1.0 or 1.1 document that uses one is refused, and the JSON Schema of each
+earlier version leaves them out.
 
 Units live in field names, and with each field's description (:func:`about`). Windows are the raw truth; nothing
 derived is stored in a submission, because readers recompute it with :func:`ecocompute.schema.derive`.
@@ -13,22 +15,29 @@ import enum
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 """The version new documents are written as; ``schema.io.KNOWN_VERSIONS`` reads every one of :data:`SCHEMA_VERSIONS`."""
-SCHEMA_VERSIONS = ("1.0", "1.1")
+SCHEMA_VERSIONS = ("1.0", "1.1", "1.2")
 """Every version the models accept, oldest first; each has its JSON Schema, ``submission-<version>.schema.json``."""
 SCHEMA_CHANGES = {
     "1.0": "the first published contract",
     "1.1": "names what 1.0 files gained without a version bump: Idle.model_loaded_before/_after, "
     "Method.idle_settle_s/python_gc/cpu_affinity/nice, Window.power_limit_w/recompiles/host_others_busy_cpus "
     "(optional, left out of the JSON when null), Measurement.compiled and the compiled-all stack",
+    "1.2": "GPUs without an energy counter and AMD GPUs: Method.energy_source power_integral and "
+    "amdsmi_energy_counter, Method.counter_absent_reason, Window.power_trace/power_first_sample_s/"
+    "power_last_sample_gap_s/power_max_gap_s, Hardware.vendor; engines other than transformers: "
+    "Workload.engine/engine_version/engine_build_flags, Measurement.quantization_type and the GGUF precisions "
+    "q8_0 and q4_k_m (all optional, left out of the JSON when null)",
 }
 """What each schema version added, for the JSON Schema's description and the changelog."""
 NAMESPACE = "ecocompute-submission-v1"
 ENGINE = "transformers"
-"""The inference engine the collector drives (``generate`` of Hugging Face transformers)."""
+"""The inference engine of every file that names none (``generate`` of Hugging Face transformers): all before 1.2."""
+VENDOR = "nvidia"
+"""The GPU vendor of every file that names none: all before 1.2, when only NVML was read."""
 
 GITHUB_LOGIN_PATTERN = r"^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$"
 SUBMISSION_ID_PATTERN = r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$"
@@ -72,10 +81,33 @@ since_1_1: Any = Field(default=None, exclude_if=_is_none)
 """The default of a field new in schema 1.1 (1.0 files gained it without a version bump): null, and left out of
 the written JSON when null, so a file written before the field existed round-trips byte for byte and its signature
 still verifies."""
+since_1_2: Any = Field(default=None, exclude_if=_is_none)
+"""The default of a field new in schema 1.2 (listed in :data:`NEW_IN`): null, and left out of the JSON when null."""
+
+NEW_IN: dict[str, dict[str, tuple[str, ...]]] = {
+    "1.2": {
+        "Hardware": ("vendor",),
+        "Workload": ("engine", "engine_version", "engine_build_flags"),
+        "Method": ("counter_absent_reason",),
+        "Window": ("power_trace", "power_first_sample_s", "power_last_sample_gap_s", "power_max_gap_s"),
+        "Measurement": ("quantization_type",),
+    },
+}
+"""Version -> model -> the fields it added that no earlier file holds (each defaults to null)."""
+NEW_VALUES_IN: dict[str, dict[str, tuple[str, ...]]] = {
+    "1.2": {
+        "Method.energy_source": ("amdsmi_energy_counter", "power_integral"),
+        "Precision": ("q8_0", "q4_k_m"),
+    },
+}
+"""Version -> ``Model.field`` (or an enum's name) -> the values it added to that field's choices."""
 
 
 class Precision(enum.StrEnum):
-    """How a model's weights are held and multiplied."""
+    """How a model's weights are held and multiplied.
+
+    ``q8_0`` and ``q4_k_m`` are llama.cpp's GGUF quantization types (new in 1.2); the rest are transformers'.
+    """
 
     FP16 = "fp16"
     BF16 = "bf16"
@@ -84,6 +116,8 @@ class Precision(enum.StrEnum):
     NF4 = "nf4"
     NF4_DQ = "nf4-dq"
     FP4 = "fp4"
+    Q8_0 = "q8_0"
+    Q4_K_M = "q4_k_m"
 
     @property
     def is_baseline(self) -> bool:
@@ -146,7 +180,7 @@ class Hardware(_Model):
     memory_total_mib: Annotated[int, Field(gt=0), about("memory of the GPU", "MiB")]
     power_limit_w: Annotated[Positive, about("power limit of the GPU during the run", "W")]
     default_power_limit_w: Annotated[Positive, about("the card's default power limit", "W")]
-    driver_version: Annotated[Text, about("NVIDIA driver version")]
+    driver_version: Annotated[Text, about("GPU driver version (NVIDIA's, or amdgpu's on AMD)")]
     vbios_version: Annotated[Text, about("VBIOS version")]
     gpu_uuid_sha256: Annotated[
         str, Field(pattern=SHA256_PATTERN), about("SHA-256 of the GPU UUID (tells cards apart without naming them)")
@@ -158,6 +192,10 @@ class Hardware(_Model):
     cpu_count: Annotated[int, Field(ge=1), about("host logical CPUs")]
     host_os: Annotated[Text, about("host operating system")]
     memory_host_mib: Annotated[Annotated[int, Field(gt=0)] | None, about("host memory", "MiB")] = None
+    vendor: Annotated[
+        Literal["nvidia", "amd"] | None,
+        about("GPU vendor: nvidia (read through NVML) or amd (through amdsmi); null: before 1.2, always nvidia"),
+    ] = since_1_2
 
 
 class Software(_Model):
@@ -169,7 +207,7 @@ class Software(_Model):
     transformers: Annotated[Text, about("transformers version")]
     bitsandbytes: Annotated[Text | None, about("bitsandbytes version (null: not installed)")]
     accelerate: Annotated[Text | None, about("accelerate version (null: not installed)")]
-    nvml: Annotated[Text, about("NVML version")]
+    nvml: Annotated[Text, about("NVML version (on AMD: amdsmi <version>)")]
     nvidia_ml_py: Annotated[Text | None, about("nvidia-ml-py (pynvml) version")] = None
 
 
@@ -198,13 +236,35 @@ class Workload(_Model):
         ),
     ]
     attn_implementation: Annotated[Text | None, about("attention implementation transformers used, e.g. sdpa")] = None
+    engine: Annotated[
+        Text | None,
+        about(f"the inference engine, by its registry name, e.g. {ENGINE} or llama.cpp (null: before 1.2, {ENGINE})"),
+    ] = since_1_2
+    engine_version: Annotated[
+        Text | None, about("the engine's own version, e.g. a llama.cpp release tag or commit (null: not recorded)")
+    ] = since_1_2
+    engine_build_flags: Annotated[
+        dict[Annotated[str, Field(min_length=1, max_length=64)], Text] | None,
+        about(
+            "how the engine was built, as name -> value: for a compiled engine its commit and the build flags that "
+            "matter (e.g. GGML_CUDA=ON, CMAKE_CUDA_ARCHITECTURES=90); for transformers the torch and CUDA it runs "
+            "on (null: not recorded)"
+        ),
+    ] = since_1_2
 
 
 class Method(_Model):
     """How the energy was measured: the knobs a reader needs to judge the numbers."""
 
     energy_source: Annotated[
-        Literal["nvml_total_energy_counter"], about("where energy comes from: NVML's total-energy counter")
+        Literal["nvml_total_energy_counter", "amdsmi_energy_counter", "power_integral"],
+        about(
+            "where each window's energy_j comes from: nvml_total_energy_counter (NVML's total-energy counter), "
+            "amdsmi_energy_counter (amdsmi's energy accumulator; 1.2) or power_integral (1.2: the GPU has no "
+            "energy counter, or one known to be unreliable, so energy_j is the trapezoid integral of the sampled "
+            "power, the same as energy_j_power_integrated, and idle power is integrated likewise; judged by "
+            "rules of its own, see docs/counterless.md)"
+        ),
     ]
     power_sampling_hz: Annotated[Positive, about("power sampling rate of the sampling thread", "Hz")]
     window_min_s: Annotated[Positive, about("minimum window length", "s")]
@@ -232,6 +292,10 @@ class Method(_Model):
         about("CPUs the generating process was pinned to (null: not pinned by the collector, or not recorded)"),
     ] = since_1_1
     nice: Annotated[int | None, about("niceness of the generating process (null: not recorded)")] = since_1_1
+    counter_absent_reason: Annotated[
+        Text | None,
+        about("with power_integral, why no energy counter was read, e.g. NVML NOT_SUPPORTED (null: a counter was)"),
+    ] = since_1_2
 
 
 class Idle(_Model):
@@ -268,10 +332,15 @@ class Window(_Model):
     started_at: Annotated[AwareDatetime, about("UTC start of the window")]
     duration_s: Annotated[Positive, about("wall time of the window's back-to-back generate() calls", "s")]
     energy_j: Annotated[
-        NonNegative, about("difference of NVML's total-energy counter (GPU package) over the window", "J")
+        NonNegative,
+        about(
+            "difference of the GPU's total-energy counter (NVML's; amdsmi's on AMD) over the window; with "
+            "energy_source power_integral, the integral of the sampled power (= energy_j_power_integrated)",
+            "J",
+        ),
     ]
     energy_j_power_integrated: Annotated[
-        NonNegative, about("integral of NVML power sampled at ~10 Hz over the window", "J")
+        NonNegative, about("integral of the GPU power (NVML's; amdsmi's on AMD) sampled at ~10 Hz over the window", "J")
     ]
     tokens: Annotated[int, Field(ge=0), about("tokens generated in the window (batch x new tokens x generate calls)")]
     generate_calls: Annotated[int, Field(ge=1), about("generate() calls in the window")]
@@ -323,6 +392,25 @@ class Window(_Model):
             "CPUs",
         ),
     ] = since_1_1
+    power_trace: Annotated[
+        list[tuple[NonNegative, NonNegative]] | None,
+        about(
+            "the power readings of the window as [seconds since the window's start, W] pairs, in time order, "
+            "the engine's own readings at both ends included (written with power_integral; null: not written)"
+        ),
+    ] = since_1_2
+    power_first_sample_s: Annotated[
+        NonNegative | None,
+        about("from the window's start to its first power reading (null: not recorded)", "s"),
+    ] = since_1_2
+    power_last_sample_gap_s: Annotated[
+        NonNegative | None,
+        about("from the window's last power reading to its end (null: not recorded)", "s"),
+    ] = since_1_2
+    power_max_gap_s: Annotated[
+        NonNegative | None,
+        about("the longest time between two successive power readings in the window (null: not recorded)", "s"),
+    ] = since_1_2
 
 
 class Quality(_Model):
@@ -359,6 +447,14 @@ class Measurement(_Model):
             "bitsandbytes models, which then run with the static cache alone); null on the eager stack or not recorded"
         ),
     ] = None
+    quantization_type: Annotated[
+        Text | None,
+        about(
+            "the engine's own name of this precision's weight format, e.g. llama.cpp's F16, Q8_0 or Q4_K_M (per "
+            "precision, as one submission measures several; null: the engine has none, as transformers, whose "
+            "bitsandbytes config is in quantization)"
+        ),
+    ] = since_1_2
 
 
 class Payload(_Model):
@@ -395,9 +491,19 @@ class Signature(_Model):
 class Submission(_Model):
     """A whole submission document, as written to ``submissions/<login>/<gpu>/<id>.json``."""
 
-    schema_version: Annotated[Literal["1.0", "1.1"], about("version of this contract the document follows")]
+    schema_version: Annotated[Literal["1.0", "1.1", "1.2"], about("version of this contract the document follows")]
     payload: Annotated[Payload, about("everything that is measured and signed")]
     signature: Annotated[Signature | None, about("SSH signature over the document without it")] = None
+
+    @model_validator(mode="after")
+    def _only_what_its_version_has(self) -> Submission:
+        used = newer_than(self.payload, self.schema_version)
+        if used:
+            raise ValueError(
+                f"schema {self.schema_version} has no {', '.join(used)}: write schema_version "
+                f"{SCHEMA_VERSION} (the collector does)"
+            )
+        return self
 
     @classmethod
     def from_file(cls, path: Any) -> Submission:
@@ -422,3 +528,31 @@ def created_now() -> datetime:
     from datetime import UTC
 
     return datetime.now(UTC)
+
+
+def _added_after(version: str) -> list[str]:
+    return [v for v in SCHEMA_VERSIONS if SCHEMA_VERSIONS.index(v) > SCHEMA_VERSIONS.index(version)]
+
+
+def newer_than(payload: Payload, version: str) -> list[str]:
+    """``Model.field`` (or ``Model.field=value``) of everything in ``payload`` that ``version`` does not have."""
+    later = _added_after(version)
+    if not later:
+        return []
+    found: list[str] = []
+    nodes: list[BaseModel] = [payload.hardware, payload.workload, payload.method, *payload.measurements]
+    nodes += [w for m in payload.measurements for w in (*m.warmup, *m.windows)]
+    for node in nodes:
+        name = type(node).__name__
+        for v in later:
+            found += [f"{name}.{f}" for f in NEW_IN.get(v, {}).get(name, ()) if getattr(node, f) is not None]
+    for v in later:
+        added = NEW_VALUES_IN.get(v, {})
+        if payload.method.energy_source in added.get("Method.energy_source", ()):
+            found.append(f"Method.energy_source={payload.method.energy_source}")
+        found += [
+            f"Precision={m.precision.value}"
+            for m in payload.measurements
+            if m.precision.value in added.get("Precision", ())
+        ]
+    return list(dict.fromkeys(found))

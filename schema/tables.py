@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from ecocompute.schema.derive import Derived, WindowFigures, derive, figure_doc, window_figures
 from ecocompute.schema.models import (
     ENGINE,
+    VENDOR,
     CollectorInfo,
     Contributor,
     Hardware,
@@ -112,7 +113,9 @@ class MeasurementsTable(pa.DataFrameModel):
     submission_id: str = recorded(Payload, "submission_id")
     gpu_name: str = recorded(Hardware, "gpu_name")
     software_stack: str = recorded(Workload, "stack")
-    engine: str = table_only("recorded", f"the inference engine: {ENGINE} (Hugging Face transformers' generate)")
+    engine: str = recorded(Workload, "engine", note=f"; {ENGINE} where null")
+    gpu_vendor: str = recorded(Hardware, "vendor", note=f"; {VENDOR} where null", isin=["nvidia", "amd"])
+    energy_source: str = recorded(Method, "energy_source")
     batch_size: int = recorded(Workload, "batch_size", ge=1)
     model_id: str = recorded(Workload, "model_id")
     architecture: str = recorded(Workload, "architecture")
@@ -124,6 +127,7 @@ class MeasurementsTable(pa.DataFrameModel):
     quantization_json: Optional[str] = recorded(Measurement, "quantization", note=", as JSON", nullable=True)  # noqa: UP045
     error: Optional[str] = recorded(Measurement, "error", nullable=True)  # noqa: UP045
     compiled: Optional[bool] = recorded(Measurement, "compiled", nullable=True)  # noqa: UP045
+    quantization_type: Optional[str] = recorded(Measurement, "quantization_type", nullable=True)  # noqa: UP045
     n_windows: int = derived(Derived, "n_windows", ge=0)
     j_per_token_mean: Optional[float] = derived(Derived, "j_per_token_mean", nullable=True, ge=0)  # noqa: UP045
     j_per_token_std: Optional[float] = derived(Derived, "j_per_token_std", nullable=True, ge=0)  # noqa: UP045
@@ -168,6 +172,7 @@ class SubmissionsTable(pa.DataFrameModel):
     collector_version: str = recorded(CollectorInfo, "version")
     collector_git_sha: Optional[str] = recorded(CollectorInfo, "git_sha", nullable=True)  # noqa: UP045
     gpu_name: str = recorded(Hardware, "gpu_name")
+    gpu_vendor: str = recorded(Hardware, "vendor", note=f"; {VENDOR} where null", isin=["nvidia", "amd"])
     gpu_arch: str = recorded(Hardware, "gpu_arch")
     compute_capability: str = recorded(Hardware, "compute_capability")
     gpu_count: int = recorded(Hardware, "gpu_count")
@@ -200,6 +205,13 @@ class SubmissionsTable(pa.DataFrameModel):
     new_tokens: int = recorded(Workload, "new_tokens")
     decoding: str = recorded(Workload, "decoding")
     software_stack: str = recorded(Workload, "stack")
+    engine: str = recorded(Workload, "engine", note=f"; {ENGINE} where null")
+    engine_version: Optional[str] = recorded(Workload, "engine_version", nullable=True)  # noqa: UP045
+    engine_build_flags_json: Optional[str] = recorded(  # noqa: UP045
+        Workload, "engine_build_flags", note=", as JSON", nullable=True
+    )
+    method_energy_source: str = recorded(Method, "energy_source")
+    method_counter_absent_reason: Optional[str] = recorded(Method, "counter_absent_reason", nullable=True)  # noqa: UP045
     method_power_sampling_hz: float = recorded(Method, "power_sampling_hz")
     method_window_min_s: float = recorded(Method, "window_min_s")
     method_warmup_windows: int = recorded(Method, "warmup_windows")
@@ -272,6 +284,16 @@ def window_rows(sub: Submission) -> list[dict[str, Any]]:
     return rows
 
 
+def engine_of(sub: Submission) -> str:
+    """The submission's inference engine: its workload's, or :data:`ENGINE` for files that name none."""
+    return sub.payload.workload.engine or ENGINE
+
+
+def vendor_of(sub: Submission) -> str:
+    """The submission's GPU vendor: its hardware's, or :data:`VENDOR` for files that name none."""
+    return sub.payload.hardware.vendor or VENDOR
+
+
 def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
     """Rows of the ``measurements`` table for one submission."""
     p = sub.payload
@@ -279,7 +301,9 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
         "submission_id": p.submission_id,
         "gpu_name": p.hardware.gpu_name,
         "software_stack": p.workload.stack.value,
-        "engine": ENGINE,
+        "engine": engine_of(sub),
+        "gpu_vendor": vendor_of(sub),
+        "energy_source": p.method.energy_source,
         "batch_size": p.workload.batch_size,
         "model_id": p.workload.model_id,
         "architecture": p.workload.architecture,
@@ -296,6 +320,7 @@ def measurement_rows(sub: Submission) -> list[dict[str, Any]]:
             "quantization_json": None if m.quantization is None else json.dumps(m.quantization, sort_keys=True),
             "error": m.error,
             "compiled": m.compiled,
+            "quantization_type": m.quantization_type,
             "n_windows": len(m.windows),
             "idle_power_w": p.idle.power_w,
             "perplexity": m.quality.perplexity if m.quality else None,
@@ -327,9 +352,12 @@ DERIVED_COLUMNS = {
 def submission_row(sub: Submission, content_sha256: str) -> dict[str, Any]:
     """The row of the ``submissions`` table for one submission."""
     p = sub.payload
-    hw = p.hardware.model_dump(exclude={"memory_host_mib"})
-    wl = p.workload.model_dump(exclude={"prompt_sha256", "attn_implementation"})
+    hw = p.hardware.model_dump(exclude={"memory_host_mib", "vendor"})
+    wl = p.workload.model_dump(exclude={"prompt_sha256", "attn_implementation", "engine", "engine_build_flags"})
     wl["software_stack"] = wl.pop("stack").value
+    flags = p.workload.engine_build_flags
+    wl["engine"] = engine_of(sub)
+    wl["engine_build_flags_json"] = None if flags is None else json.dumps(flags, sort_keys=True)
     sw = p.software.model_dump(exclude={"nvidia_ml_py"})
     method = p.method.model_dump(
         include={"power_sampling_hz", "window_min_s", "warmup_windows", "min_windows", "max_windows",
@@ -345,10 +373,13 @@ def submission_row(sub: Submission, content_sha256: str) -> dict[str, Any]:
         "key_fingerprint": sub.signature.key_fingerprint if sub.signature else None,
         "collector_version": p.collector.version,
         "collector_git_sha": p.collector.git_sha,
+        "gpu_vendor": vendor_of(sub),
         **hw,
         **{f"software_{k}": v for k, v in sw.items()},
         **wl,
         **{f"method_{k}": v for k, v in method.items()},
+        "method_energy_source": p.method.energy_source,
+        "method_counter_absent_reason": p.method.counter_absent_reason,
         "idle_power_w_before": p.idle.power_w_before,
         "idle_power_w_after": p.idle.power_w_after,
         "idle_duration_s": p.idle.duration_s,
