@@ -11,6 +11,7 @@ for a boolean, no number for a date, as the committed JSON Schema says.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -177,7 +178,10 @@ def _es_numbers() -> tuple[Callable[[str], float | int], Callable[[str], int], l
         if 1e-4 <= abs(value) < 1e16 and not value.is_integer():
             return value
         if value == 0:
-            return 0
+            if math.copysign(1.0, value) > 0:
+                return 0
+            ready[0] = False  # -0.0 stays a float (ECMAScript writes it "0"): the slower path writes it
+            return value
         if value in (_INF, _MINUS_INF):
             raise JsonConstantError(f"JSON holds {text[:40]}, which is not a number: write a finite value")
         ready[0] = False

@@ -230,5 +230,15 @@ def _all_plain_numbers(node: Any) -> bool:
     if isinstance(node, list):
         return all(_all_plain_numbers(v) for v in node)
     if isinstance(node, float):
-        return node == 0 or 1e-4 <= abs(node) < (2**53 if node.is_integer() else 1e16)
+        if node == 0:
+            return math.copysign(1.0, node) > 0  # -0.0 is kept a float, so not marked
+        return 1e-4 <= abs(node) < (2**53 if node.is_integer() else 1e16)
     return not isinstance(node, int) or isinstance(node, bool) or abs(node) <= 2**53 - 1
+
+
+def test_es_numbers_keep_every_value_and_its_sign() -> None:
+    ready = parse_json(b'{"a": -0.0, "b": 0.0, "c": 100.0, "d": 1.5, "e": 5e-05}', es_numbers=True)
+    assert type(ready) is not EsNumbers  # -0.0 and 5e-05 take the slower path
+    assert math.copysign(1.0, ready["a"]) < 0 and ready["b"] == 0 and type(ready["c"]) is int
+    assert canonical_bytes(ready) == b'{"a":0,"b":0,"c":100,"d":1.5,"e":0.00005}'
+    assert type(parse_json(b'{"c": 100.0, "d": 1.5}', es_numbers=True)) is EsNumbers
