@@ -111,6 +111,14 @@ _SIGNER: dict[str, Any] = {}
 
 def _write_block(root: Path, key: Path, block: int, n: int) -> int:
     """Write the submissions of seeds [block*BLOCK, min(n, ...)) under ``root``; record the block as done."""
+    seeds = range(block * BLOCK, min(n, (block + 1) * BLOCK))
+    write_seeds(root, key, seeds)
+    (root / "blocks" / f"{block:05d}-{len(seeds)}").touch()
+    return len(seeds)
+
+
+def write_seeds(root: Path, key: Path, seeds: Sequence[int]) -> list[Path]:
+    """The signed submission of each seed, under ``root/submissions``."""
     from publish_examples import CREATED, LOGIN, example_document
 
     from ecocompute.schema.io import write_submission
@@ -118,15 +126,15 @@ def _write_block(root: Path, key: Path, block: int, n: int) -> int:
 
     signer = _SIGNER.setdefault(str(key), FastSigner(key))
     specs = _specs()
-    seeds = range(block * BLOCK, min(n, (block + 1) * BLOCK))
+    paths = []
     for seed in seeds:
         # counted back from the example date, so no file of 100,000 is dated in the future
         created = CREATED - timedelta(minutes=seed)
         document = example_document(specs[seed % len(specs)], seed, n_windows=6, created=created)
         submission = signer.sign(document, LOGIN)
-        write_submission(submission, root / "submissions" / str(submission_relpath(submission)))
-    (root / "blocks" / f"{block:05d}-{len(seeds)}").touch()
-    return len(seeds)
+        paths.append(root / "submissions" / str(submission_relpath(submission)))
+        write_submission(submission, paths[-1])
+    return paths
 
 
 def generate(root: Path, n: int, workers: int = 2) -> int:
@@ -180,10 +188,15 @@ def run_builds(root: Path, n: int, labels: Sequence[str]) -> None:
           f"{platform.python_version()}")  # fmt: skip
     print(f"setup (generate+sign {wrote} files) {time.perf_counter() - t0:6.1f} s  (not part of the build)")
     sys.stdout.flush()
+    added: list[Path] = []
     for label in labels:
+        if label == "add1":  # a pull request adds one submission: it is validated, and the tables computed again
+            added += write_seeds(root, root / "key" / "bench_ed25519", [n + len(added)])
         child = [sys.executable, __file__, "--child", str(root / "submissions"), str(root / "out"), str(root / "cache")]
         subprocess.run([*child, label], check=True)
         sys.stdout.flush()
+    for path in added:  # the folder holds N submissions again
+        path.unlink()
 
 
 def main() -> None:
@@ -192,7 +205,8 @@ def main() -> None:
     parser.add_argument("--root", type=Path, help="a folder kept between runs (submissions, key, cache, output); "
                         "default: a temporary one")  # fmt: skip
     parser.add_argument("--builds", default="cold,warm,warm",
-                        help="comma list of builds; 'cold' empties the cache first; '' only generates")  # fmt: skip
+                        help="comma list of builds: cold (empties the cache first), warm, add1 (one file added "
+                             "first); '' only generates")  # fmt: skip
     parser.add_argument("--child", nargs=4, metavar=("ROOT", "OUT", "CACHE", "LABEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

@@ -31,7 +31,7 @@ from ecocompute.publish.findings import FINDINGS_FILE, compute_findings, finding
 from ecocompute.publish.hub import DEFAULT_HF_REPO
 from ecocompute.publish.inputs import Gathered, Source, check_unique_ids, input_files, refusal
 from ecocompute.publish.manifest import MANIFEST, manifest_text
-from ecocompute.publish.memo import Derived, code_digest, file_digest, tree_files
+from ecocompute.publish.memo import Derived, code_digest, file_digest, keys_digest, tree_files
 from ecocompute.publish.parquet import data_file
 from ecocompute.publish.versions import changelog_text, resolve_version
 from ecocompute.site.render import SITE_DIR, write_build_site
@@ -145,10 +145,13 @@ def _analyse(tables: Tables, derived: Derived, code: bytes, config: str, options
 def write_dataset(folder: Path, gathered: Gathered, cache: RowCache, version: str, options: BuildOptions) -> Counts:
     """Write the configs, findings, rejections, figures, changelog, card and (last) the manifest into ``folder``.
 
-    The analyses, the estimator's files and the site are copied from the cache where their inputs are unchanged.
+    The configs (for the same files' keys), the analyses, the estimator's files and the site are copied from the
+    cache where their inputs are unchanged.
     """
-    tables = write_configs(cache, [v.key for v in gathered.kept], folder)
     derived, code = Derived(cache.derived), code_digest()
+    keys = [v.key for v in gathered.kept]
+    derived.files("configs", [keys_digest(keys), code], folder, ("data",), lambda: write_configs(cache, keys, folder))
+    tables = Tables(folder)
     gated = _analyse(tables, derived, code, "measurements", options)
     everything = _analyse(tables, derived, code, "measurements" + ALL_SUFFIX, options)
     findings = compute_findings(everything)

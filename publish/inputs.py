@@ -134,12 +134,21 @@ def walk_json(root: Path) -> list[tuple[str, str]]:
 HashLookup = Callable[[str, os.stat_result], str | None]
 
 
+# the command-line front ends of these packages print verdicts, they do not make them
+FRONT_ENDS = ("cli.py",)
+
+
 def code_fingerprint() -> str:
-    """SHA-256 over the validator's and the schema's code and data: a cached verdict is valid for these only."""
+    """SHA-256 over the validator's and the schema's code and data: a cached verdict is valid for these only.
+
+    Their ``cli.py`` modules are left out: a change of a command's output (``ecocompute show``) leaves every verdict
+    as it was, and would otherwise validate every file of the folder again.
+    """
     digest = hashlib.sha256()
     for package in ("ecocompute.validate", "ecocompute.schema"):
         root = resources.files(package)
-        names = sorted(str(p.name) for p in root.iterdir() if str(p.name).endswith((".py", ".json")))
+        names = sorted(str(p.name) for p in root.iterdir()
+                       if str(p.name).endswith((".py", ".json")) and str(p.name) not in FRONT_ENDS)  # fmt: skip
         for name in names:
             digest.update(name.encode() + b"\0" + root.joinpath(name).read_bytes())
         data = root.joinpath("data")

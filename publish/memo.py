@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
-from importlib import resources
+from importlib import metadata, resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
@@ -46,13 +46,26 @@ CODE = ("ecocompute", "ecocompute.analysis", "ecocompute.estimate", "ecocompute.
         "ecocompute.site", "ecocompute.validate")  # fmt: skip
 
 
+LIBRARIES = ("polars", "numpy", "scipy")
+
+
 def code_digest(packages: Sequence[str] = CODE) -> bytes:
-    """SHA-256 over every file of ``packages`` (code, data, web assets): an entry is valid for this code only."""
+    """SHA-256 over the files of ``packages`` (code, data, web assets) and the libraries' versions.
+
+    An entry is valid for this code only: the libraries (:data:`LIBRARIES`) compute and write the outputs.
+    """
     digest = hashlib.sha256()
+    for library in LIBRARIES:
+        digest.update(f"{library}=={metadata.version(library)}\0".encode())
     for package in packages:
         for name, item in _walk(resources.files(package)):
             digest.update(f"{package}/{name}".encode() + b"\0" + item.read_bytes() + b"\0")
     return digest.digest()
+
+
+def keys_digest(keys: Sequence[str]) -> bytes:
+    """SHA-256 over cache keys in their order (the rows of a build are those of its files' keys)."""
+    return hashlib.sha256("\n".join(keys).encode()).digest()
 
 
 def file_digest(paths: Iterable[Path]) -> bytes:

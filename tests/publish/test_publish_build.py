@@ -171,12 +171,12 @@ def test_an_unchanged_rebuild_copies_what_it_derived(
     root, cache = make_tree(), tmp_path / "cache"
     first = build([Source.at(root)], tmp_path / "a", BuildOptions(cache=cache))
     kept = sorted(p.name.rsplit("-", 1)[0] for p in (cache / "v1" / "derived").iterdir())
-    assert kept == ["analysis-measurements", "analysis-measurements_all", "estimate", "site"]
+    assert kept == ["analysis-measurements", "analysis-measurements_all", "configs", "estimate", "site"]
 
     def computed(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("computed again although nothing changed")
 
-    for name in ("analyse", "write_estimate", "write_build_site"):
+    for name in ("write_configs", "analyse", "write_estimate", "write_build_site"):
         monkeypatch.setattr(f"ecocompute.publish.build.{name}", computed)
     again = build([Source.at(root)], tmp_path / "b", BuildOptions(cache=cache))
     assert _snapshot(first.out) == _snapshot(again.out)
