@@ -208,6 +208,42 @@ def test_a_pretrained_f16_gguf_file_is_quantized_beside_the_cache(gguf_root: Pat
         runner.close()
 
 
+TINY = load_arch(ARCH).config
+SHAPES = {
+    # Qwen2: biases on Q, K and V, tied embeddings (no output.weight), no Q/K permutation
+    "tiny-qwen2-test": {**TINY, "model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"],
+                        "tie_word_embeddings": True},
+    # Llama 3: llama3 rope scaling (a rope_freqs tensor), tied embeddings, an explicit head_dim
+    "tiny-llama3-test": {**TINY, "tie_word_embeddings": True, "head_dim": 16, "rope_theta": 500000.0,
+                         "rope_scaling": {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+                                          "high_freq_factor": 4.0, "original_max_position_embeddings": 64}},
+}  # fmt: skip
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_qwen2_and_llama3_shapes_convert_and_run(name: str, tmp_path: Path) -> None:
+    """The shipped families beyond plain Llama, as test-only tiny shapes: converted, quantized, loaded, run."""
+    import gguf
+
+    from ecocompute.collector.model.hf import prompt_ids
+    from ecocompute.collector.model.llamacpp import LlamaCppRunner
+
+    arch = Arch(name, None, SHAPES[name])
+    files = build_gguf_set(arch, 0, tmp_path, ["F16", "Q8_0"])
+    names = {t.name for t in gguf.GGUFReader(str(files.path("F16"))).tensors}
+    assert "output.weight" not in names  # tied: llama.cpp reads the embeddings for the output
+    assert ("blk.0.attn_q.bias" in names) == (name == "tiny-qwen2-test")
+    assert ("rope_freqs.weight" in names) == (name == "tiny-llama3-test")
+    for file_type, precision in (("F16", Precision.FP16), ("Q8_0", Precision.Q8_0)):
+        runner = LlamaCppRunner(files.path(file_type), precision, file_type, "cpu", prompt_ids(2, 5, 512, 0), 4, None)
+        try:
+            tokens = runner.new_token_ids()
+            assert [len(row) for row in tokens] == [4, 4] and tokens == runner.new_token_ids()
+        finally:
+            runner.close()
+
+
 @needs_llama_cpp
 def test_engine_info_reports_the_installed_build() -> None:
     from ecocompute.collector.model.llamacpp import build_flags, llamacpp_info, system_info
