@@ -131,6 +131,12 @@ def test_llama3_rope_factors_follow_the_scaling_rule() -> None:
     assert llama3_rope_factors(load_arch("Qwen2.5-0.5B").config) is None
 
 
+def test_llama_cpp_runs_the_eager_stack_only() -> None:
+    from ecocompute.collector.model.engines import ENGINES
+
+    assert ENGINES["llama.cpp"].stacks == (Stack.EAGER,) and ENGINES["transformers"].stacks == tuple(Stack)
+
+
 def test_each_engine_refuses_the_other_engines_precisions() -> None:
     check_engine([Precision.FP16, Precision.NF4], "transformers")
     check_engine([Precision.FP16, Precision.Q8_0, Precision.Q4_K_M], "llama.cpp")
