@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ecocompute.collector.model.backend import Backend, hf_backend
 from ecocompute.collector.run.config import Destination, RunConfig
 from ecocompute.schema.errors import UsageError
-from ecocompute.schema.models import Precision
+from ecocompute.schema.models import Precision, Stack
 
 BackendFactory = Callable[[RunConfig, Destination, str], Backend]
 
@@ -40,6 +40,8 @@ class EngineSpec:
     summary: str
     quantization_type: Callable[[Precision], str | None] = lambda _precision: None
     """The engine's own name of a precision's weight format (``Measurement.quantization_type``), or None."""
+    stacks: tuple[Stack, ...] = tuple(Stack)
+    """The ``--stack`` values the engine runs (the compiled ones are torch.compile's)."""
 
 
 def transformers_info() -> EngineInfo:
@@ -83,7 +85,7 @@ ENGINES: dict[str, EngineSpec] = {
     "llama.cpp": EngineSpec(
         "llama.cpp", llamacpp_backend, llamacpp_info,
         "llama.cpp through llama-cpp-python: GGUF F16, Q8_0 and Q4_K_M, every layer on the GPU, batched greedy decode",
-        llamacpp_quantization_type,
+        llamacpp_quantization_type, (Stack.EAGER,),
     ),
 }  # fmt: skip
 

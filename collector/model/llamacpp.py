@@ -50,11 +50,13 @@ def llama_cpp() -> Any:
     """The ``llama_cpp`` module; ModelError when llama-cpp-python is not installed."""
     try:
         import llama_cpp
+        from llama_cpp import _logger
     except ImportError:
         raise ModelError(
             "llama-cpp-python is not installed: pip install 'ecocompute[llamacpp]' (for CUDA, build it with "
             "CMAKE_ARGS='-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90'; see docs/llamacpp.md)"
         ) from None
+    _logger.set_verbose(False)  # llama.cpp's errors only: its load log would run through the progress display
     return llama_cpp
 
 
@@ -66,18 +68,15 @@ def system_info() -> str:
 def build_flags(info: str) -> dict[str, str]:
     """The build as string pairs from :func:`system_info` (``CUDA : ARCHS = 900 | ...`` -> ``CUDA.ARCHS: 900``)."""
     flags: dict[str, str] = {}
+    section = ""
     for part in info.split("|"):
-        if ":" in part:
-            section, _, rest = part.partition(":")
-            current = section.strip()
-            key, value = rest.partition("=")[0].strip(), rest.partition("=")[2].strip()
-            if not value:  # "CPU : SSE3 = 1" has its first pair after the colon
-                continue
-            flags[f"{current}.{key}" if current else key] = value
-        elif "=" in part:
-            key, _, value = part.partition("=")
-            flags[f"{current}.{key.strip()}" if flags else key.strip()] = value.strip()
-    return {k: v for k, v in flags.items() if k and v}
+        if ":" in part:  # "CPU : SSE3 = 1" opens a section with its first pair
+            head, _, part = part.partition(":")
+            section = head.strip()
+        key, _, value = (x.strip() for x in part.partition("="))
+        if key and value:
+            flags[f"{section}.{key}" if section else key] = value
+    return flags
 
 
 def llamacpp_info() -> EngineInfo:

@@ -53,8 +53,9 @@ CASES: dict[str, Case] = {
     "transformers": Case({"arch": "tiny-llama-test"}, Precision.FP16),
     "llama.cpp": Case({"arch": "tiny-llama-test", "stack": Stack.EAGER}, Precision.FP16),  # the same weights, as GGUF
 }
-INSTALLED = {"llama.cpp": "llama_cpp"}
-"""Engines whose package is optional: their cases skip when it is missing and ``CI`` is unset (CI fails)."""
+INSTALLED = {"llama.cpp": ("llama_cpp", "llamacpp")}
+"""Engines whose package is optional, with its module and extra: a case skips when the module is missing, unless
+``CI`` is set and the Makefile's install line has the extra (then it fails)."""
 
 
 class SkippingClock:
@@ -149,9 +150,11 @@ def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     call ten times slower (oversubscription), and nothing here measures speed.
     """
     spec, case = engine_spec(request.param), CASES[request.param]
-    module = INSTALLED.get(spec.name)
-    if module is not None and importlib.util.find_spec(module) is None and not os.environ.get("CI"):
-        pytest.skip(f"{spec.name}: {module} is not installed")
+    module, extra = INSTALLED.get(spec.name, (None, None))
+    if module is not None and importlib.util.find_spec(module) is None:
+        makefile = (Path(__file__).parents[2] / "Makefile").read_text(encoding="utf-8")
+        if not (os.environ.get("CI") and str(extra) in makefile):
+            pytest.skip(f"{spec.name}: {module} is not installed (the {extra} extra)")
     dest = Destination(signer="octocat", weights_cache=tmp_path_factory.mktemp(f"weights-{spec.name}"))
     backend = spec.make_backend(run_config(case), dest, "cpu")
     torch = sys.modules.get("torch")

@@ -6,6 +6,9 @@
 set -euo pipefail
 LLAMA_CPP_PYTHON=0.3.36
 bash campaigns/h200-2026-11/tools/fetch_wheels.sh >/dev/null
+# bitsandbytes (43 MB) is the transformers engine's: a llama.cpp sitting leaves it behind (KEEP_BNB=1 keeps it),
+# so that the tree (about 9 MB) and .whl stay well inside the 64 MiB that travel
+[ "${KEEP_BNB:-0}" = 1 ] || rm -f .whl/bitsandbytes-*.whl
 dl() {
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
