@@ -33,6 +33,8 @@ BYTES_PER_PARAM = {
     Precision.NF4: 0.5,
     Precision.NF4_DQ: 0.5,
     Precision.FP4: 0.5,
+    Precision.Q8_0: 1.0,  # GGUF Q8_0: 8.5 bits a weight; the lower bound keeps the ceiling lenient
+    Precision.Q4_K_M: 0.5,  # GGUF Q4_K_M: about 4.8 bits a weight (some tensors at 5 or 6)
 }
 BANDWIDTH_SLACK = 1.5  # the best H200 window reads its weights at 0.61 x the bandwidth; 1.5 leaves room for caches
 MAX_GAP_S = 5.0  # between two windows of one session (delay, synchronize, counter reads, a GC pass)

@@ -334,9 +334,6 @@ def test_collect_measures_f16_against_q8_0_and_q4_k_m_through_llama_cpp(collecte
 @needs_llama_cpp
 def test_the_validator_accepts_the_llama_cpp_submission(collected: Collected, keys: Any) -> None:
     core = pytest.importorskip("ecocompute.validate.core")
-    physics = pytest.importorskip("ecocompute.validate.physics")
-    if not all(p in physics.BYTES_PER_PARAM for p in GGUF_PRECISIONS):
-        pytest.xfail("validate/physics.py has no bytes per parameter for q8_0 and q4_k_m yet (the validator's)")
     (found,) = core.validate_files([collected.result.path], allowed_signers=keys.allowed_signers,
                                    submissions_root=collected.root / "submissions", max_cv_pct=1000.0)  # fmt: skip
     cpu_only = _torch_cuda() is None

@@ -230,3 +230,12 @@ def test_signer_problems() -> None:
 def test_windows_without_a_derivation_are_e_derive_which_rejects() -> None:
     [f] = windows.check_cv("a window without tokens has no J/token", 2.0, 0)
     assert f.code == "E-DERIVE" and f.is_error
+
+
+def test_every_precision_has_the_bytes_a_weight_takes() -> None:
+    """The bandwidth bound reads every precision's bytes per parameter; one missing would stop the validator."""
+    from ecocompute.schema.models import Precision
+    from ecocompute.validate.physics import BYTES_PER_PARAM
+
+    assert set(BYTES_PER_PARAM) == set(Precision)
+    assert all(0 < b <= 2.0 for b in BYTES_PER_PARAM.values())
