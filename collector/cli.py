@@ -111,7 +111,10 @@ def collect_command(
         RunConfig.seed, "--seed", help="Seed of the weights (random-init), prompt and window delays."
     ),
     device_index: int = typer.Option(
-        RunConfig.device_index, "--device-index", help="NVML index of the GPU to measure."
+        RunConfig.device_index, "--device-index", help="NVML (or amdsmi) index of the GPU to measure."
+    ),
+    gpu_vendor: str = typer.Option(
+        RunConfig.gpu_vendor, "--gpu-vendor", help="auto (NVML, then amdsmi), nvidia or amd."
     ),
     allow_shared: bool = typer.Option(False, "--allow-shared", help="Measure even if other processes use the GPU."),
     perplexity: bool = typer.Option(False, "--perplexity", help="Also the perplexity on a fixed text (--model)."),
@@ -158,7 +161,7 @@ def collect_command(
         order=order, cooldown_s=cooldown_s, idle_s=idle_s, idle_settle_s=idle_settle_s, seed=seed,
         device_index=device_index, allow_shared=allow_shared, perplexity=perplexity, torch_device=torch_device,
         pause_gc=gc_knob, cpu_affinity=None if cpu_affinity is None else parse_cpu_list(cpu_affinity), nice=nice,
-        on_spread=on_spread,
+        on_spread=on_spread, gpu_vendor=gpu_vendor,
     )  # fmt: skip
     dest = Destination(signer=signer, key=key, out_dir=out_dir, state_dir=state_dir, weights_cache=weights_cache,
                        resume=resume)  # fmt: skip
@@ -187,25 +190,34 @@ def _report(result: Result, signer: str, key: Path | None) -> None:
 def record_trace_command(
     seconds: float = typer.Option(20.0, "--seconds", help="Length of the trace, in s (15% idle, 50% load, idle)."),
     out_file: Path = typer.Option(..., "--out", help="Trace file to write (JSON, well under 1 MB)."),
-    device_index: int = typer.Option(0, "--device-index", help="NVML index of the GPU."),
+    device_index: int = typer.Option(0, "--device-index", help="NVML (or amdsmi) index of the GPU."),
+    gpu_vendor: str = typer.Option("auto", "--gpu-vendor", help="auto (NVML, then amdsmi), nvidia or amd."),
     matmul_size: int = typer.Option(8192, "--matmul-size", help="Side of the fp16 matrices of the load."),
     period_s: float = typer.Option(0.02, "--period-s", help="Time between readings, in s."),
     torch_device: str | None = typer.Option(None, "--torch-device", hidden=True, help="Tests only: load device."),
 ) -> None:
-    """Record NVML readings while the GPU idles, runs an fp16 matmul loop, and idles again (test data).
+    """Record GPU readings while the GPU idles, runs an fp16 matmul loop, and idles again (test data).
+
+    On an AMD GPU the file is an ecocompute-amdsmi-trace, in amdsmi's units (docs/amd.md).
 
     Example: ecocompute record-trace --seconds 20 --out tests/data/traces/h200-matmul.json
     """
-    from ecocompute.collector.device.nvml import NvmlGpu
+    from ecocompute.collector.device import amdtrace, devices
     from ecocompute.collector.device.trace import counter_vs_integral_pct, record_trace, write_trace
     from ecocompute.collector.host.clock import SystemClock
     from ecocompute.collector.model import hf
 
-    with NvmlGpu(device_index) as gpu:
+    gpu = devices.open_gpu(device_index, gpu_vendor)
+    try:
         device = torch_device or hf.cuda_device(gpu.uuid(), device_index)
         trace = record_trace(gpu, SystemClock(), seconds, lambda s: hf.matmul_load(device, s, matmul_size),
                              period_s=period_s)  # fmt: skip
-    write_trace(trace, out_file)
+    finally:
+        gpu.close()
+    if trace.gpu.get("vendor") == "amd":
+        amdtrace.write_amd_trace(amdtrace.amd_trace_from(trace), out_file)
+    else:
+        write_trace(trace, out_file)
     out.print(f"wrote {out_file}: {len(trace.rows)} rows, {out_file.stat().st_size} bytes")
     for phase in trace.phases:
         start_s, end_s = phase.start_s + TRIM_S, phase.end_s - TRIM_S  # leave out the transitions

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ecocompute import __version__
-from ecocompute.collector.device.gpu import GpuInfo, GpuMonitor
+from ecocompute.collector.device import devices
+from ecocompute.collector.device.gpu import EnergyMethod, GpuInfo, GpuMonitor
 from ecocompute.collector.device.sampler import PowerSampler
 from ecocompute.collector.errors import GpuBusyError, RunStateError
 from ecocompute.collector.host import process
@@ -27,7 +28,7 @@ from ecocompute.collector.run import fingerprint
 from ecocompute.collector.run.config import Destination, RunConfig
 from ecocompute.collector.run.display import SilentView, View
 from ecocompute.collector.run.engine import Engine, describe_error, other_processes
-from ecocompute.collector.run.preflight import gpu_checklist
+from ecocompute.collector.run.preflight import gpu_checklist, refuse_unmeasurable
 from ecocompute.collector.run.spread import OnSpread, SpreadVerdict, advice, passes_gate
 from ecocompute.collector.run.state import (
     MeasurementState,
@@ -51,17 +52,19 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _open_nvml(index: int) -> GpuMonitor:
-    from ecocompute.collector.device.nvml import NvmlGpu
+def open_any_gpu(index: int, vendor: str, clock: Clock) -> GpuMonitor:
+    """GPU ``index`` through NVML or amdsmi (``vendor``: auto, nvidia, amd), kept open without a trusted counter.
 
-    return NvmlGpu(index)
+    Whether and how it can be measured is then the preflight's to say (:func:`refuse_unmeasurable`).
+    """
+    return devices.open_gpu(index, vendor, clock=clock, allow_counterless=True)
 
 
 @dataclass
 class Environment:
     """The world a run touches; tests replace parts of it (a fake NVML, a failing backend)."""
 
-    open_gpu: Callable[[int], GpuMonitor] = _open_nvml
+    open_gpu: Callable[[int, str, Clock], GpuMonitor] = open_any_gpu
     make_backend: Callable[[RunConfig, Destination, str], Backend] = hf_backend
     clock: Clock = field(default_factory=SystemClock)
     view: View = field(default_factory=SilentView)
@@ -94,15 +97,16 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     dest.check()
     _apply_process_settings(config)
     env = env or Environment()
-    gpu = env.open_gpu(config.device_index)
+    gpu = env.open_gpu(config.device_index, config.gpu_vendor, env.clock)
     try:
         info = gpu.fingerprint()
+        method = refuse_unmeasurable(info, gpu)
         others = _refuse_shared(gpu, config)
         env.view.checklist(gpu_checklist(info, gpu, others, config.allow_shared))
         software = env.software(info.nvml_version)
         store = StateStore(dest.state_dir or default_state_dir())
         state = _open_state(store, config, info, dest.resume, env, pinned_versions(info, software))
-        session = Session(config, dest, env, gpu, store, state)
+        session = Session(config, dest, env, gpu, store, state, method)
         try:
             outcome = session.run()
         except KeyboardInterrupt:
@@ -190,8 +194,9 @@ class Session:
     """The measuring part of one invocation (a resumed run has several sessions)."""
 
     def __init__(self, config: RunConfig, dest: Destination, env: Environment, gpu: GpuMonitor,
-                 store: StateStore, state: RunState) -> None:  # fmt: skip
+                 store: StateStore, state: RunState, method: EnergyMethod) -> None:  # fmt: skip
         self.config, self.dest, self.env, self.gpu = config, dest, env, gpu
+        self.method = method
         self.store, self.state = store, state
         self.view = env.view
         self.idle_power_w_after: float | None = None
@@ -259,7 +264,7 @@ class Session:
             state=s, idle=idle, model=self.backend.source, prompt_sha256=self.backend.prompt_sha256,
             device=self.device, notes=tuple(self.notes), compiled=dict(self.compiled),
             attn_implementation=self.attn_implementation, power_sampling_hz=round(1.0 / self.sampler.period_s, 6),
-            random_delay_max_s=self.engine.config.random_delay_max_s,
+            random_delay_max_s=self.engine.config.random_delay_max_s, energy=self.method,
         )  # fmt: skip
 
     def _interleaved(self, pending: list[Precision]) -> None:

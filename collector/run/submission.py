@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ecocompute import __version__
-from ecocompute.collector.device.gpu import GpuInfo
+from ecocompute.collector.device.gpu import NVML_COUNTER, EnergyMethod, EnergySource, GpuInfo
+from ecocompute.collector.errors import NoEnergyCounterError
 from ecocompute.collector.host import process
 from ecocompute.collector.run import fingerprint
 from ecocompute.collector.run.config import Destination, RunConfig
@@ -82,6 +83,7 @@ class RunOutcome:
     attn_implementation: str | None
     power_sampling_hz: float
     random_delay_max_s: float
+    energy: EnergyMethod = NVML_COUNTER
 
 
 def build_submission(config: RunConfig, dest: Destination, outcome: RunOutcome, info: GpuInfo, software: Software,
@@ -118,7 +120,8 @@ def build_submission(config: RunConfig, dest: Destination, outcome: RunOutcome, 
             attn_implementation=outcome.attn_implementation,
         ),
         method=Method(
-            energy_source="nvml_total_energy_counter", power_sampling_hz=outcome.power_sampling_hz,
+            energy_source=_energy_source(outcome.energy), counter_absent_reason=outcome.energy.reason,
+            power_sampling_hz=outcome.power_sampling_hz,
             window_min_s=config.window_s, warmup_windows=config.warmup_windows, min_windows=config.min_windows,
             max_windows=config.max_windows, target_ci_pct=config.target_ci_pct,
             order="interleaved" if interleaved else "blocked", random_delay_max_s=outcome.random_delay_max_s,
@@ -138,6 +141,12 @@ def build_submission(config: RunConfig, dest: Destination, outcome: RunOutcome, 
         example=test_run,
     )  # fmt: skip
     return Submission(schema_version=SCHEMA_VERSION, payload=payload)
+
+
+def _energy_source(method: EnergyMethod) -> EnergySource:
+    if method.source is None:  # the preflight refuses such a GPU before anything is measured
+        raise NoEnergyCounterError(f"no energy source to record: {method.reason}")
+    return method.source
 
 
 def _cv_pct(m: MeasurementState) -> float:
