@@ -19,7 +19,9 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
+    "Results": "ecocompute.analysis.results",
     "analyse": "ecocompute.analysis.results",
+    **{name: "ecocompute.analysis.sections" for name in ("crossover_section", "split_sections", "stack_section")},
     "change_table": "ecocompute.analysis.change",
     "change_vs_baseline": "ecocompute.analysis.change",
     "crossover": "ecocompute.analysis.crossovers",

@@ -19,9 +19,10 @@ import polars as pl
 from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import as_polars, like_input, require_columns, with_null_columns
 from ecocompute.schema.derive import t_quantile_975
+from ecocompute.schema.models import Precision
 
 BASELINES = ("fp16", "bf16")
-PRECISION_ORDER = ("fp16", "bf16", "int8", "int8-t0", "nf4", "nf4-dq", "fp4")
+PRECISION_ORDER = tuple(p.value for p in Precision)  # the enum's order: baselines, 8-bit, 4-bit
 MEASUREMENT_COLUMNS = (
     "submission_id", "gpu_name", "software_stack", "batch_size", "weights", "model_id", "architecture",
     "params_total", "new_tokens", "precision", "error", "n_windows", "j_per_token_mean", "j_per_token_std",

@@ -231,9 +231,10 @@ def _measurement_points(rows: list[dict[str, Any]], samples: dict[tuple[str, str
 
 
 def _precisions(precision: str | Sequence[str] | None) -> list[str] | None:
-    if precision is None:
-        return None
-    return [precision] if isinstance(precision, str) else list(precision)
+    """As ``collect`` reads them: case and comma lists; an unknown name raises naming the valid ones."""
+    from ecocompute.analysis.selection import parse_precisions
+
+    return parse_precisions(precision)
 
 
 def _from_measurements(measurements: pl.DataFrame, windows: pl.DataFrame | None, precision: list[str] | None,

@@ -10,6 +10,7 @@ import polars as pl
 from ecocompute.analysis.change import WORKLOAD_KEYS, precision_rank, usable_measurements
 from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import as_polars, like_input, with_null_columns
+from ecocompute.schema.derive import J_PER_WH
 from ecocompute.schema.models import Stack
 
 J_PER_TOKEN_KEYS = (
@@ -22,9 +23,6 @@ J_PER_TOKEN_KEYS = (
     "params_total",
     "precision",
 )
-
-
-J_PER_WH = 3600.0
 
 
 def energy_units(column: str) -> list[pl.Expr]:

@@ -79,6 +79,16 @@ def match_gpus(value: Choice, known: Iterable[str]) -> list[str] | None:
     return chosen
 
 
+def _check_batches(frame: pl.DataFrame, batches: list[int] | None) -> None:
+    """A batch size the table does not hold is a mistyped one, like an unknown GPU: say which it holds."""
+    if batches is None or frame.height == 0 or "batch_size" not in frame.columns:
+        return
+    held = sorted(frame["batch_size"].drop_nulls().unique().to_list())
+    missing = [b for b in batches if b not in held]
+    if missing:
+        raise UsageError(f"no rows at batch size {missing[0]}: this table holds {', '.join(map(str, held))}")
+
+
 def select_frame(
     frame: pl.DataFrame,
     *,
@@ -97,6 +107,7 @@ def select_frame(
         ("batch_size", parse_batches(batch)),
         ("weights", parse_choice(weights, WEIGHTS, "weights")),
     ]
+    _check_batches(frame, chosen[2][1])
     if gpu is not None:
         if "gpu_name" not in frame.columns:
             raise UsageError("this table has no gpu_name column: select on the measurements table")

@@ -28,7 +28,7 @@ from ecocompute.collector.host.clock import SystemClock
 from ecocompute.collector.model import hf, weights
 from ecocompute.collector.model.archs import load_arch
 from ecocompute.collector.run.engine import Engine, EngineConfig
-from ecocompute.schema.derive import mean_std, t_quantile_975
+from ecocompute.schema.derive import mean_std, t_quantile_975, window_j_per_token, window_tokens_per_s
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_text_atomic
 from ecocompute.schema.models import Precision, Stack, Window
@@ -39,10 +39,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True, help="JSON file for the results")
     parser.add_argument("--arch", default="TinyLlama-1.1B")
     parser.add_argument("--stack", default="compiled-all", choices=[s.value for s in Stack])
-    parser.add_argument("--windows", type=int, default=32, help="measured windows, half with the thread on")
-    parser.add_argument("--window-s", type=float, default=5.0)
+    parser.add_argument("--windows", type=int, default=40, help="measured windows, half with the thread on")
+    parser.add_argument("--window-s", type=float, default=6.0)
     parser.add_argument("--new-tokens", type=int, default=256)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--device-index", type=int, default=0)
     parser.add_argument("--weights-cache", type=Path, default=None, help="random-init weights [default: /dev/shm]")
     parser.add_argument("--torch-device", default=None, help=argparse.SUPPRESS)  # tests only: cpu
@@ -92,7 +92,7 @@ def window_row(i: int, arm: str, window: Window, power: WindowPower | None) -> d
     on = arm == "on" and power is not None
     return {
         "index": i, "arm": arm, "duration_s": window.duration_s, "tokens": window.tokens,
-        "tokens_per_s": window.tokens / window.duration_s, "j_per_token": window.energy_j / window.tokens,
+        "tokens_per_s": window_tokens_per_s(window), "j_per_token": window_j_per_token(window),
         "energy_j": window.energy_j, "power_samples": window.power_samples,
         "gpu_util_pct_mean": window.gpu_util_pct_mean, "process_cpu_s": window.process_cpu_s,
         "integral_vs_counter_pct": pct_diff(power.energy_j, window.energy_j) if on and power else None,

@@ -14,6 +14,7 @@ import importlib.abc
 import importlib.util
 import sys
 from types import ModuleType
+from typing import Any
 
 MOVED = {
     **{m: f"device.{m}" for m in ("gpu", "nvml", "replay", "trace", "sampler")},
@@ -23,6 +24,18 @@ MOVED = {
     **{m: f"host.{m}" for m in ("host", "process", "clock")},
 }
 """Old flat module name -> its place now (``run.py`` became ``run/collect.py``; ``run`` is the package)."""
+EXPORTS = {name: "run.state" for name in ("MeasurementState", "RunState", "read_state")}
+"""Public names of the package (a run's checkpoint and its reader), imported on first use: no torch, no NVML."""
+__all__ = sorted(EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """A public name from its module, on first use."""
+    if name in EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):

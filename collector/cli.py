@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from ecocompute.collector.device.trace import DEFAULT_PERIOD_S
 from ecocompute.collector.errors import GpuError
 from ecocompute.collector.host.process import parse_cpu_list
 from ecocompute.collector.model.archs import arch_names
@@ -193,7 +194,7 @@ def record_trace_command(
     device_index: int = typer.Option(0, "--device-index", help="NVML (or amdsmi) index of the GPU."),
     gpu_vendor: str = typer.Option("auto", "--gpu-vendor", help="auto (NVML, then amdsmi), nvidia or amd."),
     matmul_size: int = typer.Option(8192, "--matmul-size", help="Side of the fp16 matrices of the load."),
-    period_s: float = typer.Option(0.02, "--period-s", help="Time between readings, in s."),
+    period_s: float = typer.Option(DEFAULT_PERIOD_S, "--period-s", help="Time between readings, in s."),
     torch_device: str | None = typer.Option(None, "--torch-device", hidden=True, help="Tests only: load device."),
 ) -> None:
     """Record GPU readings while the GPU idles, runs an fp16 matmul loop, and idles again (test data).

@@ -20,10 +20,11 @@ from ecocompute.estimate.artifact import SCHEMA_VERSION, gpu_table
 from ecocompute.estimate.engine import Z95, group_predict, nearest
 from ecocompute.estimate.fits import group_fits
 from ecocompute.estimate.literature import literature_runs
+from ecocompute.schema.derive import CV_GATE_PCT
 
 Run = dict[str, Any]
 SIZE_TOL_LN = 0.05  # sizes within 5% are one cell: a 7.62B question is the 7.62B cell, 7B is not
-GATE_CV_PCT = 2.0  # the validator's gate, until the tables carry passes_cv_gate
+GATE_CV_PCT = CV_GATE_PCT  # the validator's gate, until the tables carry passes_cv_gate
 GRID = 241
 FLOOR_VAR = 1e-8
 GROUP_KEYS = ("source", "gpu", "arch", "stack", "batch_size", "prompt_tokens", "new_tokens", "precision",

@@ -19,8 +19,9 @@ from pathlib import Path
 import polars as pl
 
 from ecocompute.analysis.defaults import ALL_SUFFIX, DEFAULT_N_BOOT, DEFAULT_SEED
-from ecocompute.analysis.results import analyse
-from ecocompute.estimate.publish import write_estimate
+from ecocompute.analysis.results import Results, analyse
+from ecocompute.estimate.artifact import ARTIFACT
+from ecocompute.estimate.publish import WEB_FOLDER, write_estimate
 from ecocompute.publish.atomic import staged_output
 from ecocompute.publish.cache import RowCache
 from ecocompute.publish.card import CardInputs, Counts, render_card
@@ -30,13 +31,16 @@ from ecocompute.publish.findings import FINDINGS_FILE, compute_findings, finding
 from ecocompute.publish.hub import DEFAULT_HF_REPO
 from ecocompute.publish.inputs import Gathered, Source, check_unique_ids, input_files, refusal
 from ecocompute.publish.manifest import MANIFEST, manifest_text
+from ecocompute.publish.memo import Derived, code_digest, file_digest, keys_digest, tree_files
+from ecocompute.publish.parquet import data_file
 from ecocompute.publish.versions import changelog_text, resolve_version
-from ecocompute.site.render import write_build_site
+from ecocompute.site.render import SITE_DIR, write_build_site
 from ecocompute.validate.core import validate_files
 
 REJECTIONS_FILE = "rejections.json"
-# files validated per call (and cached per chunk): 20,000 at once peaked at 2 GB; each call reads the folder once
-VALIDATE_BATCH = 5_000
+# files whose rows are made and cached per chunk; the validator sees every changed file in one call (it reads the
+# rest of the folder once per call, to find copies) and keeps none of the parsed submissions, so memory stays small
+ROWS_BATCH = 5_000
 
 
 @dataclass(frozen=True)
@@ -92,11 +96,13 @@ def gather(sources: Sequence[Source], cache: RowCache, *, include_examples: bool
     fresh = []
     for source in sources:
         mine = [f for f in misses if f.source == source]
-        for start in range(0, len(mine), VALIDATE_BATCH):  # a batch's parsed submissions are freed before the next
-            batch = mine[start : start + VALIDATE_BATCH]
-            results = validate_files([Path(f.path) for f in batch], allowed_signers=source.allowed_signers,
-                                     submissions_root=source.root)  # fmt: skip
-            fresh += cache.add(list(zip(batch, results, strict=True)))
+        if not mine:
+            continue
+        results = validate_files([Path(f.path) for f in mine], allowed_signers=source.allowed_signers,
+                                 submissions_root=source.root, keep_submissions=False)  # fmt: skip
+        for start in range(0, len(mine), ROWS_BATCH):  # a batch's parsed submissions are freed before the next
+            end = start + ROWS_BATCH
+            fresh += cache.add(list(zip(mine[start:end], results[start:end], strict=True)))
     verdicts = {**known, **{v.key: v for v in fresh}}
     gathered = Gathered(tuple(sorted(verdicts.values(), key=lambda v: v.name)), include_examples)
     check_unique_ids(gathered.kept)
@@ -126,17 +132,39 @@ def counts(tables: Tables, gathered: Gathered) -> Counts:
     )  # fmt: skip
 
 
+def _analyse(tables: Tables, derived: Derived, code: bytes, config: str, options: BuildOptions) -> Results:
+    """The analysis of one tier, or the one kept for the same config bytes, bootstrap and code."""
+    windows = config.replace("measurements", "windows")
+    key = [file_digest([tables.folder / data_file(config), tables.folder / data_file(windows)]), code,
+           f"{config}\0{options.n_boot}\0{options.seed}".encode()]  # fmt: skip
+    measurements = tables.read(config)
+    return derived.results(f"analysis-{config}", key, measurements, lambda: analyse(
+        measurements, tables.scan(windows), config=config, n_boot=options.n_boot, seed=options.seed))  # fmt: skip
+
+
 def write_dataset(folder: Path, gathered: Gathered, cache: RowCache, version: str, options: BuildOptions) -> Counts:
-    """Write the configs, findings, rejections, figures, changelog, card and (last) the manifest into ``folder``."""
-    tables = write_configs(cache, [v.key for v in gathered.kept], folder)
-    boot = {"n_boot": options.n_boot, "seed": options.seed}
-    gated = analyse(tables.read("measurements"), tables.scan("windows"), config="measurements", **boot)
-    everything = analyse(tables.read("measurements" + ALL_SUFFIX), tables.scan("windows" + ALL_SUFFIX),
-                         config="measurements" + ALL_SUFFIX, **boot)  # fmt: skip
+    """Write the configs, findings, rejections, figures, changelog, card and (last) the manifest into ``folder``.
+
+    The configs (for the same files' keys), the analyses, the estimator's files and the site are copied from the
+    cache where their inputs are unchanged.
+    """
+    derived, code = Derived(cache.derived), code_digest()
+    keys = [v.key for v in gathered.kept]
+    derived.files("configs", [keys_digest(keys), code], folder, ("data",), lambda: write_configs(cache, keys, folder))
+    tables = Tables(folder)
+    gated = _analyse(tables, derived, code, "measurements", options)
+    everything = _analyse(tables, derived, code, "measurements" + ALL_SUFFIX, options)
     findings = compute_findings(everything)
     (folder / FINDINGS_FILE).write_text(findings_text(findings), encoding="utf-8")
     (folder / REJECTIONS_FILE).write_text(rejections_text(gathered), encoding="utf-8")
-    write_estimate(folder, tables, version)  # artifact.json and the estimator page (estimate/)
+    estimate_inputs = [folder / data_file(c + ALL_SUFFIX) for c in ("measurements", "submissions")]
+    derived.files(
+        "estimate",
+        [file_digest(estimate_inputs), code, version.encode()],
+        folder,
+        (ARTIFACT, WEB_FOLDER),
+        lambda: write_estimate(folder, tables, version),
+    )  # artifact.json and the estimator page (estimate/)
     figures = draw_figures(everything, folder, cache.figures)
     changelog = changelog_text()
     (folder / "CHANGELOG.md").write_text(changelog, encoding="utf-8")
@@ -147,7 +175,10 @@ def write_dataset(folder: Path, gathered: Gathered, cache: RowCache, version: st
         skipped_examples=len(gathered.skipped_examples), changelog=changelog, doi=options.doi,
     )  # fmt: skip
     (folder / "README.md").write_text(render_card(card), encoding="utf-8")
-    write_build_site(folder, version, options, gated.crossovers, everything.crossovers)
+    site_key = [file_digest(tree_files(folder)), code, version.encode(),
+                repr((options.hf_repo, options.doi, options.n_boot, options.seed)).encode()]  # fmt: skip
+    site = (gated.crossovers, everything.crossovers)
+    derived.files("site", site_key, folder, (SITE_DIR,), lambda: write_build_site(folder, version, options, *site))
     (folder / MANIFEST).write_text(manifest_text(folder, version, gathered), encoding="utf-8")
     return summary
 

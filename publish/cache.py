@@ -8,6 +8,8 @@ Layout under the cache folder (``--cache DIR``; default ``$XDG_CACHE_HOME/ecocom
                                           with their key in ``_key`` and their file's tier in ``_gate``
     v1/figures/<digest>/figure.{svg,pdf,png}
                                           a figure, by the digest of the rows it plots and the plotting code
+    v1/derived/<name>-<digest>/...        an analysis, the estimator's files, the site: by the digest of the
+                                          configs they are computed from and the code (:mod:`.memo`)
 
 A chunk is written once, into a temporary folder renamed into place, so a killed build leaves no half chunk.
 A build adds one chunk for the files it validated; when there are more than MAX_CHUNKS, the live rows are
@@ -26,7 +28,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ecocompute.publish.inputs import InputFile, Verdict, verdict_of
+from ecocompute.analysis.defaults import CONFIGS
+from ecocompute.publish.inputs import InputFile, Verdict, parsed_submission, verdict_of
+from ecocompute.schema.models import Submission
 from ecocompute.schema.tables import (
     measurement_rows,
     measurements_frame,
@@ -41,7 +45,7 @@ CACHE_FORMAT = "v1"
 MAX_CHUNKS = 16
 KEY = "_key"
 GATE = "_gate"
-TABLES = ("windows", "measurements", "submissions")
+TABLES = CONFIGS
 VERDICT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "key": pl.String, "name": pl.String, "content_sha256": pl.String, "submission_id": pl.String,
     "in_dataset": pl.Boolean, "passes_cv_gate": pl.Boolean, "example": pl.Boolean, "windows": pl.Int64,
@@ -72,7 +76,7 @@ def _verdict(row: dict[str, object]) -> Verdict:
     )  # fmt: skip
 
 
-def rows_frames(results: Sequence[tuple[Verdict, FileResult]]) -> dict[str, pl.DataFrame]:
+def rows_frames(results: Sequence[tuple[Verdict, Submission | None]]) -> dict[str, pl.DataFrame]:
     """The checked rows of the files that enter the dataset, each with its file's key and tier.
 
     ``passes_cv_gate``: on a measurement, whether its CV is below the gate (the measurements table's own column);
@@ -82,8 +86,7 @@ def rows_frames(results: Sequence[tuple[Verdict, FileResult]]) -> dict[str, pl.D
     rows: dict[str, list[dict[str, object]]] = {name: [] for name in TABLES}
     keys: dict[str, list[str]] = {name: [] for name in TABLES}
     gates: dict[str, list[bool]] = {name: [] for name in TABLES}
-    for verdict, result in results:
-        sub = result.submission
+    for verdict, sub in results:
         if not verdict.in_dataset or sub is None:
             continue
         made = {"windows": window_rows(sub), "measurements": measurement_rows(sub),
@@ -154,6 +157,7 @@ class RowCache:
     def __init__(self, folder: Path) -> None:
         self.root = folder / CACHE_FORMAT / "chunks"
         self.figures = folder / CACHE_FORMAT / "figures"
+        self.derived = folder / CACHE_FORMAT / "derived"
         self.hashes = folder / CACHE_FORMAT / "file-hashes.parquet"
 
     def file_hashes(self) -> FileHashes:
@@ -182,7 +186,10 @@ class RowCache:
 
     def add(self, validated: Sequence[tuple[InputFile, FileResult]]) -> list[Verdict]:
         """Verdicts of freshly validated files; their verdicts and rows are written as one new chunk."""
-        pairs = [(verdict_of(item, result), result) for item, result in validated]
+        pairs = []
+        for item, result in validated:
+            sub = parsed_submission(item, result)
+            pairs.append((verdict_of(item, result, sub), sub))
         verdicts = [v for v, _ in pairs]
         if not pairs:
             return verdicts

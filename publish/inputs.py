@@ -20,6 +20,8 @@ from importlib import resources
 from pathlib import Path
 
 from ecocompute.schema.errors import EcocomputeError, UsageError
+from ecocompute.schema.io import parse_json, read_bytes, submission_from_document
+from ecocompute.schema.models import Submission
 from ecocompute.validate.core import FileResult
 
 MAX_LISTED = 10
@@ -132,12 +134,21 @@ def walk_json(root: Path) -> list[tuple[str, str]]:
 HashLookup = Callable[[str, os.stat_result], str | None]
 
 
+# the command-line front ends of these packages print verdicts, they do not make them
+FRONT_ENDS = ("cli.py",)
+
+
 def code_fingerprint() -> str:
-    """SHA-256 over the validator's and the schema's code and data: a cached verdict is valid for these only."""
+    """SHA-256 over the validator's and the schema's code and data: a cached verdict is valid for these only.
+
+    Their ``cli.py`` modules are left out: a change of a command's output (``ecocompute show``) leaves every verdict
+    as it was, and would otherwise validate every file of the folder again.
+    """
     digest = hashlib.sha256()
     for package in ("ecocompute.validate", "ecocompute.schema"):
         root = resources.files(package)
-        names = sorted(str(p.name) for p in root.iterdir() if str(p.name).endswith((".py", ".json")))
+        names = sorted(str(p.name) for p in root.iterdir()
+                       if str(p.name).endswith((".py", ".json")) and str(p.name) not in FRONT_ENDS)  # fmt: skip
         for name in names:
             digest.update(name.encode() + b"\0" + root.joinpath(name).read_bytes())
         data = root.joinpath("data")
@@ -195,10 +206,27 @@ def passes_gate(result: FileResult) -> bool:
     return not any(f.code == GATE_CODE for f in result.findings)
 
 
-def verdict_of(item: InputFile, result: FileResult) -> Verdict:
-    """The build's verdict on one validated file: E-CV alone keeps it in the ``_all`` tier."""
+def parsed_submission(item: InputFile, result: FileResult) -> Submission | None:
+    """The submission the validator checked: its own, else the file parsed again (it drops them to save memory).
+
+    Parsed again only when the validator found it schema-valid (``summary``); the bytes must still hash to what
+    the validator read, else the build stops (the file changed under it).
+    """
+    if result.submission is not None or result.summary is None:
+        return result.submission
+    data = read_bytes(item.path)
+    if hashlib.sha256(data).hexdigest() != result.content_sha256:
+        raise BuildRefusedError(f"{item.name} changed while the build read it: build again")
+    return submission_from_document(parse_json(data))
+
+
+def verdict_of(item: InputFile, result: FileResult, sub: Submission | None = None) -> Verdict:
+    """The build's verdict on one validated file: E-CV alone keeps it in the ``_all`` tier.
+
+    ``sub``: the file's submission when the validator did not keep it (:func:`parsed_submission`).
+    """
     errors = [f for f in result.errors if f.code != GATE_CODE]
-    sub = result.submission
+    sub = result.submission if sub is None else sub
     in_dataset = not errors and sub is not None and result.content_sha256 is not None
     shown = list(result.errors) if not in_dataset else []
     payload = sub.payload if sub is not None else None

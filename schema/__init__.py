@@ -3,7 +3,20 @@
 Imports nothing heavy (no torch): every stage depends on it.
 """
 
-from ecocompute.schema.derive import Derived, derive
+from typing import TYPE_CHECKING, Any
+
+from ecocompute.schema.derive import (
+    Derived,
+    derive,
+    integral_diff_pct,
+    mean_std,
+    static_share_pct,
+    window_cpu_per_wall,
+    window_j_per_token,
+    window_power_w,
+    window_s_per_token,
+    window_tokens_per_s,
+)
 from ecocompute.schema.errors import (
     DerivationError,
     EcocomputeError,
@@ -18,12 +31,19 @@ from ecocompute.schema.models import (
     SCHEMA_VERSION,
     Idle,
     Measurement,
+    Method,
     Payload,
     Precision,
     Stack,
     Submission,
     Window,
 )
+
+if TYPE_CHECKING:
+    from ecocompute.schema.tables import measurement_rows, measurements_frame, window_rows, windows_frame
+
+TABLE_EXPORTS = ("measurement_rows", "measurements_frame", "window_rows", "windows_frame")
+"""The table row builders and frames, imported on first use (they need pandera and polars)."""
 
 __all__ = [
     "NAMESPACE",
@@ -33,6 +53,7 @@ __all__ = [
     "EcocomputeError",
     "Idle",
     "Measurement",
+    "Method",
     "Payload",
     "Precision",
     "SignatureError",
@@ -43,6 +64,29 @@ __all__ = [
     "UsageError",
     "Window",
     "derive",
+    "integral_diff_pct",
     "load_submission",
+    "mean_std",
+    "measurement_rows",
+    "measurements_frame",
+    "static_share_pct",
+    "window_cpu_per_wall",
+    "window_j_per_token",
+    "window_power_w",
+    "window_rows",
+    "window_s_per_token",
+    "window_tokens_per_s",
+    "windows_frame",
     "write_submission",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The table builders on first use, so importing the contract needs no pandera."""
+    if name in TABLE_EXPORTS:
+        from ecocompute.schema import tables
+
+        value = getattr(tables, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ecocompute.schema' has no attribute {name!r}")

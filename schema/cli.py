@@ -58,9 +58,32 @@ def verify(file: Path = FILE_ARG, allowed_signers: Path = ALLOWED_OPT) -> None:
     out.print(f"[green]OK[/] {file}: signed by {who.signer} ({who.key_fingerprint})")
 
 
+def change_cells(submission: Submission) -> tuple[str | None, dict[str, str]]:
+    """The change in J/token of each precision against the submission's FP16 (else BF16), with its 95% CI.
+
+    Computed by the analysis the dataset publishes (:func:`ecocompute.analysis.change.change_frame`, the delta
+    method over the windows); returns the baseline precision (None without one) and precision -> cell text.
+    """
+    from ecocompute.analysis.change import change_frame
+    from ecocompute.schema.tables import measurement_rows, measurements_frame
+
+    changes = change_frame(measurements_frame(measurement_rows(submission)))
+    if changes.height == 0:
+        return None, {}
+    cells = {}
+    for row in changes.iter_rows(named=True):
+        low, high = row["ci95_low_pct"], row["ci95_high_pct"]
+        ci = "CI n/a" if low is None or high is None else f"{low:+.1f} to {high:+.1f}"
+        cells[row["precision"]] = f"{row['change_pct']:+.1f}% ({ci})"
+    baseline = str(changes["baseline_precision"][0])
+    return baseline, {baseline: "baseline", **cells}
+
+
 def summary_table(submission: Submission, title: str) -> Table:
-    """A table of the derived figures of every measurement of one submission."""
+    """A table of the derived figures of every measurement of one submission, with its change against FP16."""
     p = submission.payload
+    baseline, changes = change_cells(submission)
+    change_column = f"vs {(baseline or 'fp16').upper()} (95% CI)"
     table = Table(title=title, title_justify="left")
     for name in (
         "precision",
@@ -68,6 +91,7 @@ def summary_table(submission: Submission, title: str) -> Table:
         "J/token",
         "95% CI",
         "CV %",
+        change_column,
         "tokens/s",
         "power W",
         "static J/t",
@@ -76,14 +100,14 @@ def summary_table(submission: Submission, title: str) -> Table:
         table.add_column(name, justify="left" if name == "precision" else "right")
     for m in p.measurements:
         if m.error or not m.windows:
-            table.add_row(m.precision.value, "0", f"[red]{m.error or 'no windows'}[/]", *[""] * 6)
+            table.add_row(m.precision.value, "0", f"[red]{m.error or 'no windows'}[/]", *[""] * 7)
             continue
         d = derive(m.windows, p.idle.power_w)
         ci = "n/a" if d.ci95_pct is None else f"±{d.ci95_pct:.2f}%"
         table.add_row(
             m.precision.value, str(d.n_windows), f"{d.j_per_token_mean:.4f}", ci, f"{d.cv_pct:.2f}",
-            f"{d.tokens_per_s:.1f}", f"{d.power_w_mean:.1f}", f"{d.static_j_per_token_mean:.4f}",
-            f"{d.dynamic_j_per_token_mean:.4f}",
+            changes.get(m.precision.value, "n/a"), f"{d.tokens_per_s:.1f}", f"{d.power_w_mean:.1f}",
+            f"{d.static_j_per_token_mean:.4f}", f"{d.dynamic_j_per_token_mean:.4f}",
         )  # fmt: skip
     return table
 
@@ -94,7 +118,10 @@ def show(
         None, "--allowed-signers", help="Also verify each signature against this allowed_signers file."
     ),
 ) -> None:
-    """Print each submission's derived figures as a table (optionally verifying its signature).
+    """Print each submission's derived figures as a table, with each precision's change in J/token against FP16.
+
+    The change and its 95% CI are the dataset's (delta method over the windows); the signature is verified too
+    when an allowed_signers file is given.
 
     Example: ecocompute show tests/data/example/submission.json --allowed-signers tests/data/example/allowed_signers
     """

@@ -63,6 +63,31 @@ def window_static_j_per_token(window: Window, idle_power_w: float) -> float:
     return idle_power_w * window.duration_s / window.tokens
 
 
+def window_power_w(window: Window) -> float:
+    """A window's average power: counter energy / duration, in W."""
+    return window.energy_j / window.duration_s
+
+
+def window_tokens_per_s(window: Window) -> float:
+    """A window's generation speed: tokens / duration."""
+    return window.tokens / window.duration_s
+
+
+def window_s_per_token(window: Window) -> float:
+    """A window's time per generated token (the host's speed), in s: duration / tokens."""
+    return window.duration_s / window.tokens
+
+
+def window_cpu_per_wall(window: Window) -> float | None:
+    """The generating process's CPU seconds per wall second of a window (None when not recorded)."""
+    return None if window.process_cpu_s is None else window.process_cpu_s / window.duration_s
+
+
+def static_share_pct(derived: Derived) -> float:
+    """The share of a measurement's J/token that is idle power x time, in %."""
+    return 100 * derived.static_j_per_token_mean / derived.j_per_token_mean
+
+
 def window_figures(window: Window, idle_power_w: float) -> WindowFigures:
     """J/token of one window, its static (idle power) and dynamic (idle-subtracted) parts, mean power, integral gap.
 
@@ -75,7 +100,7 @@ def window_figures(window: Window, idle_power_w: float) -> WindowFigures:
         j_per_token=jpt,
         static_j_per_token=static,
         dynamic_j_per_token=None if jpt is None or static is None else jpt - static,
-        power_w_mean=window.energy_j / window.duration_s,
+        power_w_mean=window_power_w(window),
         integral_diff_pct=integral_diff_pct(window),
     )
 
@@ -187,16 +212,11 @@ def derive(windows: Sequence[Window], idle_power_w: float) -> Derived:
         dynamic_cv_pct=_pct(dyn_std, abs(dyn_mean)),
         integral_diff_pct_max=max(map(integral_diff_pct, windows)),
         gpu_util_pct_mean=_mean_recorded([w.gpu_util_pct_mean for w in windows]),
-        cpu_per_wall=_mean_recorded([_cpu_per_wall(w) for w in windows]),
+        cpu_per_wall=_mean_recorded([window_cpu_per_wall(w) for w in windows]),
         duration_s_total=duration,
         energy_j_total=energy,
         tokens_total=tokens,
     )
-
-
-def _cpu_per_wall(window: Window) -> float | None:
-    """The generating process's CPU seconds per wall second of a window (None when not recorded)."""
-    return None if window.process_cpu_s is None else window.process_cpu_s / window.duration_s
 
 
 def _mean_recorded(values: Sequence[float | None]) -> float | None:

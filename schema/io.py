@@ -11,9 +11,11 @@ for a boolean, no number for a date, as the committed JSON Schema says.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +153,53 @@ def _parse_float(text: str) -> float:
     return value
 
 
+class EsNumbers(dict[str, Any]):
+    """A parsed JSON object whose numbers are already as RFC 8785 writes them (see ``parse_json(es_numbers=)``).
+
+    Every float is finite, non-integral and Python writes it as ECMAScript does (1e-4 <= |x| < 1e16); every
+    integral float is an int; every int is safe (|x| < 2**53), so RFC 8785 writes it as the float it stands
+    for. ``json.dumps(sort_keys=True)`` of it is its canonical form, so
+    :func:`ecocompute.schema.signing.canonical_bytes` skips its own pass over the values.
+    """
+
+
+def _es_numbers() -> tuple[Callable[[str], float | int], Callable[[str], int], list[bool]]:
+    """``parse_float`` and ``parse_int`` hooks making integral floats ints, and the flag they clear.
+
+    The flag is cleared by a number ECMAScript writes unlike Python or that is not a safe integer: a float
+    below 1e-4 or from 1e16, an integral one beyond 2**53 - 1, an int beyond it.
+    """
+    ready = [True]
+
+    def parse_float(text: str) -> float | int:
+        value = float(text)
+        if 1e-4 <= abs(value) <= _MAX_SAFE_INT:
+            return int(value) if value.is_integer() else value
+        if 1e-4 <= abs(value) < 1e16 and not value.is_integer():
+            return value
+        if value == 0:
+            if math.copysign(1.0, value) > 0:
+                return 0
+            ready[0] = False  # -0.0 stays a float (ECMAScript writes it "0"): the slower path writes it
+            return value
+        if value in (_INF, _MINUS_INF):
+            raise JsonConstantError(f"JSON holds {text[:40]}, which is not a number: write a finite value")
+        ready[0] = False
+        return value
+
+    def parse_int(text: str) -> int:
+        value = int(text)
+        if len(text) > 15 and abs(value) > _MAX_SAFE_INT:
+            ready[0] = False
+        return value
+
+    return parse_float, parse_int, ready
+
+
+_MAX_SAFE_INT = 2**53 - 1
+_INF, _MINUS_INF = float("inf"), float("-inf")
+
+
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result = dict(pairs)
     if len(result) != len(pairs):
@@ -180,13 +229,23 @@ def _decode(data: bytes) -> str:
     return text
 
 
-def parse_json(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse strict JSON (see the module doc); raise the JsonReadError subclass that says why not."""
+def parse_json(data: bytes, max_depth: int = MAX_DEPTH, *, es_numbers: bool = False) -> Any:
+    """Parse strict JSON (see the module doc); raise the JsonReadError subclass that says why not.
+
+    ``es_numbers=True`` (the validator, which canonicalizes every document it reads) parses integral floats
+    as ints (``100.0`` -> ``100``, the value unchanged) and returns an :class:`EsNumbers` object when every
+    number of the document is then written by ``json.dumps`` as RFC 8785 writes it.
+    """
     text = _decode(data)
     nesting = JsonNestingError(f"JSON is nested more than {max_depth} levels deep; a submission needs ~6")
+    floats, ints, ready = _es_numbers() if es_numbers else (_parse_float, int, [False])
     try:
         document = json.loads(
-            text, parse_constant=_reject_constant, parse_float=_parse_float, object_pairs_hook=_no_duplicate_keys
+            text,
+            parse_constant=_reject_constant,
+            parse_float=floats,
+            parse_int=ints,
+            object_pairs_hook=_no_duplicate_keys,
         )
     except RecursionError:
         raise nesting from None
@@ -200,6 +259,8 @@ def parse_json(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
         raise JsonSyntaxError(f"not valid JSON: {str(exc)[:120]}") from None
     if nesting_exceeds(text, max_depth):
         raise nesting
+    if ready[0] and type(document) is dict:
+        return EsNumbers(document)
     return document
 
 

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from ecocompute.schema.errors import SignatureError, UsageError
+from ecocompute.schema.io import EsNumbers
 from ecocompute.schema.models import GITHUB_LOGIN_PATTERN, NAMESPACE, Signature, Submission
 
 MAX_SIGNERS_BYTES = 1024 * 1024
@@ -58,47 +60,77 @@ _LOGIN = re.compile(GITHUB_LOGIN_PATTERN)
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _MAX_SAFE_INT = 2**53 - 1
+_MARK = "\ue000"  # a private-use character: marks where a number ECMAScript writes unlike Python goes
 
 
 class _NotFastError(Exception):
     """The fast canonical form does not apply; RFC 8785's reference implementation takes over."""
 
 
-def _es_ready(value: Any) -> Any:
-    """``value`` with every float json.dumps would write unlike ECMAScript made an int (100.0 -> 100).
+class _Ready:
+    """A document made ready for ``json.dumps`` to write it as RFC 8785 does (numbers as ECMAScript writes them).
 
-    Floats Python writes with an exponent (below 1e-4 or from 1e16) and unsafe integers raise _NotFastError.
+    Integral floats become ints (100.0 -> 100); a float Python writes with an exponent (below 1e-4 or from
+    1e16) becomes a marked placeholder string, replaced after ``json.dumps`` by RFC 8785's own text of it.
+    Unsafe integers (beyond 2**53 - 1) and non-JSON types raise _NotFastError.
     """
-    kind = type(value)
-    if kind is dict:
-        return {key: _es_leaf(item) for key, item in value.items()}
-    if kind is list:
-        return [_es_leaf(item) for item in value]
-    return _es_leaf(value)
+
+    def __init__(self) -> None:
+        self.numbers: list[str] = []
+
+    def _float(self, value: float) -> Any:
+        if 1e-4 <= abs(value) < 1e16 or value == 0:
+            return int(value) if value.is_integer() else value
+        self.numbers.append(rfc8785.dumps(value).decode("ascii"))
+        return f"{_MARK}{len(self.numbers) - 1}{_MARK}"
+
+    def obj(self, value: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for key, item in value.items():
+            kind = type(item)
+            if kind is float:
+                out[key] = self._float(item)
+            elif kind is str or kind is bool or item is None:
+                out[key] = item
+            elif kind is dict:
+                out[key] = self.obj(item)
+            elif kind is list:
+                out[key] = self.arr(item)
+            elif kind is int and -_MAX_SAFE_INT <= item <= _MAX_SAFE_INT:
+                out[key] = item
+            else:
+                raise _NotFastError
+        return out
+
+    def arr(self, value: list[Any]) -> list[Any]:
+        out = []
+        for item in value:
+            kind = type(item)
+            if kind is float:
+                out.append(self._float(item))
+            elif kind is str or kind is bool or item is None:
+                out.append(item)
+            elif kind is dict:
+                out.append(self.obj(item))
+            elif kind is list:
+                out.append(self.arr(item))
+            elif kind is int and -_MAX_SAFE_INT <= item <= _MAX_SAFE_INT:
+                out.append(item)
+            else:
+                raise _NotFastError
+        return out
 
 
-def _es_leaf(value: Any) -> Any:
-    kind = type(value)
-    if kind is str or kind is bool or value is None:
-        return value
-    if kind is float:
-        if not 1e-4 <= abs(value) < 1e16 and value != 0:
+def _fast_canonical(document: dict[str, Any]) -> bytes:
+    ready = _Ready()
+    text = json.dumps(ready.obj(document), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if not text.isascii():
+        if _ASTRAL.search(text):  # UTF-16 key order can differ from code point order
             raise _NotFastError
-        return int(value) if value.is_integer() else value
-    if kind is int:
-        if abs(value) > _MAX_SAFE_INT:
+        if text.count(_MARK) != 2 * len(ready.numbers):  # the document holds the marker itself
             raise _NotFastError
-        return value
-    if kind is dict or kind is list:
-        return _es_ready(value)
-    raise _NotFastError
-
-
-def _fast_canonical(document: Any) -> bytes:
-    ready = _es_ready(document)
-    text = json.dumps(ready, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    if not text.isascii() and _ASTRAL.search(text):  # UTF-16 key order can differ from code point order
-        raise _NotFastError
+        for i, number in enumerate(ready.numbers):
+            text = text.replace(f'"{_MARK}{i}{_MARK}"', number, 1)
     return text.encode("utf-8")
 
 
@@ -110,6 +142,10 @@ def canonical_bytes(document: dict[str, Any]) -> bytes:
     else goes through the ``rfc8785`` package. Tests hold both to the same bytes.
     """
     unsigned = {key: value for key, value in document.items() if key != "signature"}
+    if type(document) is EsNumbers:  # its numbers are already as RFC 8785 writes them
+        text = json.dumps(unsigned, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        if text.isascii() or not _ASTRAL.search(text):
+            return text.encode("utf-8")
     try:
         return _fast_canonical(unsigned)
     except (_NotFastError, UnicodeEncodeError, ValueError, TypeError, RecursionError):
@@ -198,11 +234,8 @@ class PublicKey:
         return f"{self.key_type} {base64.b64encode(self.blob).decode('ascii')}"
 
     def verifier(self) -> _Verifier:
-        """The object that checks signatures made by this key."""
-        try:
-            return _verifier(self.key_type, _Reader(self.blob))
-        except (ValueError, TypeError) as exc:
-            raise WireError(f"malformed {self.key_type} key: {exc}") from None
+        """The object that checks signatures made by this key (made once per key, then reused)."""
+        return _cached_verifier(self.key_type, self.blob)
 
     def verify(self, signature_blob: bytes, data: bytes) -> bool:
         """True when ``signature_blob`` (an SSH signature) signs ``data`` with this key."""
@@ -271,6 +304,15 @@ class _Rsa(_Verifier):
             return False
         self.key.verify(raw, data, padding.PKCS1v15(), algorithm)
         return True
+
+
+@lru_cache(maxsize=1024)
+def _cached_verifier(key_type: str, blob: bytes) -> _Verifier:
+    """The ``cryptography`` key object of one key blob, parsed once (a malformed one raises WireError each time)."""
+    try:
+        return _verifier(key_type, _Reader(blob))
+    except (ValueError, TypeError) as exc:
+        raise WireError(f"malformed {key_type} key: {exc}") from None
 
 
 def _sk_signed(application: bytes, sig: _Reader, data: bytes) -> bytes:
@@ -624,6 +666,10 @@ class UnknownSignerError(SignatureError):
     """The signer has no line in the allowed_signers file that may verify this signature now."""
 
 
+class Sha1SignatureError(SignatureError):
+    """An RSA signature made with SHA-1 (``ssh-rsa``), which OpenSSH refuses (``sshsig.c``) whatever it signs."""
+
+
 @dataclass(frozen=True)
 class SignedBy:
     """Who a verified signature belongs to."""
@@ -648,6 +694,14 @@ def _candidates(
             refused.append(reason)
     refused += [f"line {p.number} cannot be used: {p.reason}" for p in allowed.problems_for(signer)]
     return usable, refused
+
+
+def _signature_type(signature_blob: bytes) -> str | None:
+    """The algorithm name an SSH signature blob starts with (None when unreadable)."""
+    try:
+        return _Reader(signature_blob).string().decode("ascii", "replace")
+    except WireError:
+        return None
 
 
 def verify_document(
@@ -681,6 +735,11 @@ def verify_document(
     match = next((line for line in usable if line.key.blob == parsed.public_key), None)
     if match is None:
         raise SignatureError("signature does not match the content or the signer's keys: signed by another key")
+    if match.key.key_type == RSA and _signature_type(parsed.signature) == RSA:
+        raise Sha1SignatureError(
+            "the signature is ssh-rsa (RSA with SHA-1), which OpenSSH refuses: sign again with `ecocompute sign` "
+            "(ssh-keygen -Y sign writes rsa-sha2-512)"
+        )
     if not match.key.verify(parsed.signature, parsed.signed_data(canonical_bytes(document))):
         raise SignatureError("signature does not match the content or the signer's keys: the content changed")
     fingerprint = match.key.fingerprint

@@ -6,19 +6,48 @@ measurement. Figures follow the shapes seen on the reference H200 so that checks
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
+import os
+import pickle
 import random
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from ecocompute.schema.models import Submission
 from ecocompute.schema.signing import sign_submission
+
+T = TypeVar("T")
+
+
+def once_per_run(tmp_path_factory: Any, name: str, make: Callable[[Path], T]) -> T:
+    """``make(folder)`` once per test run, its folder and result shared by every pytest-xdist worker.
+
+    For expensive read-only session fixtures (a build of a submissions folder): the first worker to take the lock
+    makes it, the others wait and get the same result (pickled beside it). Without xdist: once per session.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    folder, done = base / f"once-{name}", base / f"once-{name}.pickle"
+    with (base / f"once-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            result: T = pickle.loads(done.read_bytes())  # noqa: S301 - written just now by this run's own worker
+            return result
+        shutil.rmtree(folder, ignore_errors=True)  # what a run killed mid-way left
+        folder.mkdir()
+        result = make(folder)
+        done.write_bytes(pickle.dumps(result))
+        return result
 
 
 def load_script(path: Path) -> ModuleType:

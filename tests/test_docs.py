@@ -21,7 +21,6 @@ HAND_WRITTEN = sorted(
 # Docs of other owners that still carry figures; each is expected to fail until its figures move into finding spans
 # (then this entry goes: the xfail is strict).
 PENDING = {
-    "docs/collecting.md": "collector's page: measured overheads and compile results typed in by hand",
     "docs/dataset.md": "dataset's page: crossover examples and the scale benchmark's figures typed in by hand",
 }
 # Numbers with a unit that are parameters of the method or the tools, not measurements.
@@ -36,6 +35,8 @@ NOT_FINDINGS = {
     "0.5 s": "how long the AMD monitor compares its energy counter with the integrated power when it opens a GPU",
     "5 s": "the longest gap the validator allows between windows of one session",
     "1 s": "the longest random delay the collector puts before a window",
+    "99%": "the confidence of the collector's early check that the gate cannot be met",
+    "85%": "the share of free GPU memory the collector fills before it measures precisions one after another",
 }
 SPAN = re.compile(r"<!-- finding:([a-z0-9_]+) -->(.*?)<!-- /finding -->", re.S)
 FIGURE = re.compile(r"(?<![\w.\-])[-+]?\d+(?:\.\d+)?\s?(?:%|J|Wh|kWh|W|B|M|GB|MB|tokens/s|s)(?![\w/])")

@@ -15,7 +15,7 @@ from typing import Any
 from ecocompute.schema.errors import SignatureError
 from ecocompute.schema.io import KNOWN_VERSIONS, SchemaError, submission_from_json
 from ecocompute.schema.models import Measurement, Payload, Submission
-from ecocompute.schema.signing import AllowedSigners, UnknownSignerError, verify_document
+from ecocompute.schema.signing import AllowedSigners, Sha1SignatureError, UnknownSignerError, verify_document
 from ecocompute.validate.findings import Finding, finding
 from ecocompute.validate.paths import submission_relpath
 
@@ -85,6 +85,8 @@ def check_signature(
         verify_document(document, allowed, now=now)
     except UnknownSignerError as exc:
         return [finding("E-SIGNER-UNKNOWN", "signature.signer", str(exc))]
+    except Sha1SignatureError as exc:
+        return [finding("E-SIGNATURE-SHA1", "signature.armored", str(exc))]
     except SignatureError as exc:
         return [finding("E-SIGNATURE", "signature", f"{exc}; re-sign the file after your last edit")]
     return []

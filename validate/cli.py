@@ -25,7 +25,10 @@ from ecocompute.validate.scope import scope_problems
 from ecocompute.validate.signers import signer_problems
 
 PATHS_ARG = typer.Argument(
-    None, help="Submission files or folders (default: every *.json under --submissions).", show_default=False
+    None,
+    help="Submission files or folders (default: every *.json under --submissions).",
+    show_default=False,
+    readable=False,  # an unreadable path is the validator's E-READ finding, not a usage error
 )
 ALLOWED_OPT = typer.Option(
     None,
@@ -118,7 +121,11 @@ def validate(
         DEFAULT_MAX_CV_PCT, "--max-cv", min=0.0, help="CV gate of J/token per measurement, in percent."
     ),
     root: Path = typer.Option(
-        Path("submissions"), "--submissions", "--root", help="The submissions folder (--root: its former name)."
+        Path("submissions"),
+        "--submissions",
+        "--root",
+        help="The submissions folder (--root: its former name).",
+        readable=False,  # an unreadable folder is an E-READ finding
     ),
     annotate: bool | None = typer.Option(
         None, "--annotations/--no-annotations", help="Print ::error annotations (default: on in GitHub Actions)."

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ecocompute.schema.derive import Derived, t_quantile_975
+from ecocompute.schema.derive import CV_GATE_PCT, Derived, t_quantile_975
 from ecocompute.schema.models import Measurement, Payload, Submission
 from ecocompute.schema.signing import AllowedSigners, parse_allowed_signers
 from ecocompute.validate import checks, counterless, physics, windows
@@ -32,7 +32,7 @@ from ecocompute.validate.gpus import GENERIC, GpuBounds, bounds_for
 from ecocompute.validate.identity import Identity, Index, document_keys, submission_id_of, submission_keys
 from ecocompute.validate.raw import MAX_FILE_BYTES, check_bytes, check_size
 
-DEFAULT_MAX_CV_PCT = 2.0
+DEFAULT_MAX_CV_PCT = CV_GATE_PCT
 PARALLEL_FROM = 64  # files; below this one process is faster than starting workers
 MAX_WORKERS = 8
 

@@ -56,6 +56,7 @@ CODES: dict[str, str] = {
     "E-UNSIGNED": "the submission carries no signature",
     "E-SIGNER-UNKNOWN": "the signer has no key in the allowed_signers file",
     "E-SIGNATURE": "the signature does not verify against the signer's keys and the content",
+    "E-SIGNATURE-SHA1": "an RSA signature made with SHA-1 (ssh-rsa), which OpenSSH refuses",
     "E-SIGNER": "the signer is not the contributor named in the payload",
     "E-PR-AUTHOR": "the signer is not the author of the pull request",
     "E-PATH": "the file is not at submissions/<login>/<gpu-slug>/<submission-id>.json",

@@ -15,8 +15,9 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from operator import itemgetter
+from typing import NamedTuple
 
 from ecocompute.schema.derive import stopping_reached
 from ecocompute.schema.models import Measurement, Payload, Precision, Window
@@ -42,13 +43,20 @@ IDLE_TOLERANCE = 0.02  # idle is read before and after, with the sensor's noise;
 _DROPPED = re.compile(r"after (\d+) windows, dropped")
 
 
-@dataclass(frozen=True)
-class _Slot:
+class _Slot(NamedTuple):
     start: datetime
     end: datetime
-    where: str
+    kind: str
+    position: int
     measurement: int
-    warmup: bool
+
+    @property
+    def warmup(self) -> bool:
+        return self.kind == "warmup"
+
+    @property
+    def where(self) -> str:
+        return f"payload.measurements[{self.measurement}].{self.kind}[{self.position}]"
 
 
 def _slots(payload: Payload) -> list[_Slot]:
@@ -56,10 +64,8 @@ def _slots(payload: Payload) -> list[_Slot]:
     for m_index, m in enumerate(payload.measurements):
         for kind, windows in (("windows", m.windows), ("warmup", m.warmup)):
             for i, w in enumerate(windows):
-                end = w.started_at + timedelta(seconds=w.duration_s)
-                where = f"payload.measurements[{m_index}].{kind}[{i}]"
-                slots.append(_Slot(w.started_at, end, where, m_index, kind == "warmup"))
-    return sorted(slots, key=lambda s: s.start)
+                slots.append(_Slot(w.started_at, w.started_at + timedelta(seconds=w.duration_s), kind, i, m_index))
+    return sorted(slots, key=itemgetter(0))
 
 
 def _dropped_windows(payload: Payload) -> int:
@@ -205,18 +211,26 @@ def _values(w: Window) -> tuple[float, float, int]:
 
 def check_repeated_windows(payload: Payload) -> list[Finding]:
     """No two windows of a submission hold the same energy, duration and tokens: sensors are never that steady."""
-    seen: dict[tuple[float, float, int], str] = {}
+    seen: dict[tuple[float, float, int], tuple[int, str, int]] = {}
     found = []
     for m_index, m in enumerate(payload.measurements):
         for kind, windows in (("windows", m.windows), ("warmup", m.warmup)):
             for i, w in enumerate(windows):
-                where = f"payload.measurements[{m_index}].{kind}[{i}]"
-                first = seen.setdefault(_values(w), where)
-                if first != where:
+                here = (m_index, kind, i)
+                first = seen.setdefault(_values(w), here)
+                if first != here:
                     found.append(
-                        finding("E-WINDOW-REPEATED", where, f"the same energy, duration and tokens as {first}")
+                        finding(
+                            "E-WINDOW-REPEATED",
+                            _where(*here),
+                            f"the same energy, duration and tokens as {_where(*first)}",
+                        )
                     )
     return found[:20]
+
+
+def _where(m_index: int, kind: str, i: int) -> str:
+    return f"payload.measurements[{m_index}].{kind}[{i}]"
 
 
 def check_session_span(payload: Payload) -> list[Finding]:

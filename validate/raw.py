@@ -42,8 +42,12 @@ def check_size(size: int, limit: int = MAX_FILE_BYTES) -> list[Finding]:
 
 
 def check_bytes(data: bytes) -> tuple[Any, list[Finding]]:
-    """Parse ``data`` with the one strict reader: (document, []) or (None, [the finding saying why not])."""
+    """Parse ``data`` with the one strict reader: (document, []) or (None, [the finding saying why not]).
+
+    Numbers are parsed for the signature's canonical form (``es_numbers``): integral floats as ints, the values
+    unchanged.
+    """
     try:
-        return io.parse_json(data), []
+        return io.parse_json(data, es_numbers=True), []
     except io.JsonReadError as exc:
         return None, [read_error_finding(exc)]

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from ecocompute.schema.derive import Derived, derive, integral_diff_pct
+from ecocompute.schema.derive import Derived, derive, integral_diff_pct, window_power_w, window_tokens_per_s
 from ecocompute.schema.errors import DerivationError
 from ecocompute.schema.models import Hardware, Idle, Measurement, Method, Payload, Window, Workload
 from ecocompute.validate.findings import Finding, finding
@@ -139,7 +139,7 @@ def check_power(measurement: Measurement, hardware: Hardware, bounds: GpuBounds,
     for kind, windows in (("windows", measurement.windows), ("warmup", measurement.warmup)):
         for i, w in enumerate(windows):
             low, high = power_bounds(hardware, bounds, w)
-            power = w.energy_j / w.duration_s
+            power = window_power_w(w)
             if not low <= power <= high:
                 where = f"payload.measurements[{index}].{kind}[{i}].energy_j"
                 message = f"average power {power:.4g} W outside {low:g}..{high:g} W (floor..power limit)"
@@ -183,7 +183,7 @@ def check_throughput(measurement: Measurement, workload: Workload, index: int) -
     for i, w in enumerate(measurement.windows):
         ceiling = w.duration_s / MIN_DECODE_STEP_S * workload.batch_size
         if w.tokens > ceiling:
-            rate = w.tokens / w.duration_s
+            rate = window_tokens_per_s(w)
             found.append(finding("E-THROUGHPUT", _w(index, i, "tokens"), f"{rate:.4g} tokens/s is not possible"))
     return found
 

@@ -96,7 +96,9 @@ class Backend(Protocol):
 def hf_backend(config: RunConfig, dest: Destination, device: str) -> Backend:
     """The transformers backend (imports torch)."""
     from ecocompute.collector.model import hf, weights
+    from ecocompute.collector.model.precisions import check_engine
 
+    check_engine(config.precisions, "transformers")
     if config.arch is not None:
         source = weights.random_init_source(load_arch(config.arch), config.seed, dest.weights_cache, device)
     else:

@@ -1,10 +1,11 @@
 """The inference engines the collector can measure, and what each one must say about itself.
 
 An engine is a :class:`~ecocompute.collector.model.backend.Backend` factory plus an :class:`EngineInfo` (name,
-version, build flags) for the workload record. :data:`ENGINES` registers them by name; today there is one,
-``transformers``. The contract an engine must meet is written in docs/engines.md and enforced by
-tests/collector/test_engine_conformance.py, which runs every registered engine on a CPU against a replayed
-trace: adding an engine is adding it here and to that test's parametrization, and passing it.
+version, build flags) for the workload record. :data:`ENGINES` registers them by name: ``transformers`` and
+``llama.cpp`` (:mod:`ecocompute.collector.model.llamacpp`, GGUF files through llama-cpp-python). The contract an
+engine must meet is written in docs/engines.md and enforced by tests/collector/test_engine_conformance.py, which
+runs every registered engine on a CPU against a replayed trace: adding an engine is adding it here and to that
+test's parametrization, and passing it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from ecocompute.collector.model.backend import Backend, hf_backend
 from ecocompute.collector.run.config import Destination, RunConfig
 from ecocompute.schema.errors import UsageError
+from ecocompute.schema.models import Precision, Stack
 
 BackendFactory = Callable[[RunConfig, Destination, str], Backend]
 
@@ -36,6 +38,10 @@ class EngineSpec:
     make_backend: BackendFactory
     info: Callable[[], EngineInfo]
     summary: str
+    quantization_type: Callable[[Precision], str | None] = lambda _precision: None
+    """The engine's own name of a precision's weight format (``Measurement.quantization_type``), or None."""
+    stacks: tuple[Stack, ...] = tuple(Stack)
+    """The ``--stack`` values the engine runs (the compiled ones are torch.compile's)."""
 
 
 def transformers_info() -> EngineInfo:
@@ -50,10 +56,36 @@ def transformers_info() -> EngineInfo:
     return EngineInfo("transformers", package_version("transformers") or "unknown", build)
 
 
+def llamacpp_backend(config: RunConfig, dest: Destination, device: str) -> Backend:
+    """The llama.cpp backend (imports llama_cpp)."""
+    from ecocompute.collector.model.llamacpp import llamacpp_backend as make
+
+    return make(config, dest, device)
+
+
+def llamacpp_quantization_type(precision: Precision) -> str | None:
+    """The GGUF file type of a llama.cpp precision (F16, Q8_0, Q4_K_M)."""
+    from ecocompute.collector.model.llamacpp import PRECISION_FILE_TYPES
+
+    return PRECISION_FILE_TYPES.get(precision.value)
+
+
+def llamacpp_info() -> EngineInfo:
+    """llama.cpp: llama-cpp-python's version and the build flags of its library (imports llama_cpp)."""
+    from ecocompute.collector.model.llamacpp import llamacpp_info as info
+
+    return info()
+
+
 ENGINES: dict[str, EngineSpec] = {
     "transformers": EngineSpec(
         "transformers", hf_backend, transformers_info,
         "Hugging Face transformers generate(), eager or torch.compile'd, bitsandbytes quantization",
+    ),
+    "llama.cpp": EngineSpec(
+        "llama.cpp", llamacpp_backend, llamacpp_info,
+        "llama.cpp through llama-cpp-python: GGUF F16, Q8_0 and Q4_K_M, every layer on the GPU, batched greedy decode",
+        llamacpp_quantization_type, (Stack.EAGER,),
     ),
 }  # fmt: skip
 

@@ -18,7 +18,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from ecocompute.collector.errors import ModelError, NoGpuError
-from ecocompute.collector.model.precisions import SPECS, estimate_model_bytes
+from ecocompute.collector.model.precisions import SPECS, check_engine, estimate_model_bytes
 from ecocompute.schema.models import Precision, Stack
 
 PROMPT_ID_LOW = 10
@@ -59,8 +59,8 @@ def _transformers() -> Any:
         import transformers
     except ImportError:
         raise ModelError("transformers is not installed: pip install 'ecocompute[collect]'") from None
-    transformers.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
     return transformers
 
 
@@ -274,6 +274,7 @@ class HfBackend:
 
     def load(self, precision: Precision) -> HfRunner:
         """Load the model at ``precision``; any failure (OOM, no bitsandbytes kernel) raises."""
+        check_engine([precision], "transformers")  # a GGUF type would load as fp16 under its name
         torch, transformers = _torch(), _transformers()
         spec = SPECS[precision]
         model = transformers.AutoModelForCausalLM.from_pretrained(

@@ -15,18 +15,23 @@ from ecocompute.schema.models import Precision
 
 @dataclass(frozen=True)
 class PrecisionSpec:
-    """How to load one precision: torch dtype name, BitsAndBytesConfig arguments, bytes per quantized weight."""
+    """How to load one precision: torch dtype name, BitsAndBytesConfig arguments, bytes per quantized weight.
+
+    ``engines`` names the engines that have the precision: fp16 is everyone's baseline; bitsandbytes' precisions
+    are transformers', the GGUF types llama.cpp's (its F16 file is fp16).
+    """
 
     precision: Precision
     dtype: str
     bnb: dict[str, Any] | None = field(default=None)
     weight_bytes: float = 2.0
+    engines: tuple[str, ...] = ("transformers",)
 
 
 _NF4 = {"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4bit_compute_dtype": "float16"}
 
 SPECS: dict[Precision, PrecisionSpec] = {
-    Precision.FP16: PrecisionSpec(Precision.FP16, "float16"),
+    Precision.FP16: PrecisionSpec(Precision.FP16, "float16", engines=("transformers", "llama.cpp")),
     Precision.BF16: PrecisionSpec(Precision.BF16, "bfloat16"),
     Precision.INT8: PrecisionSpec(Precision.INT8, "float16", {"load_in_8bit": True}, 1.0),
     Precision.INT8_T0: PrecisionSpec(
@@ -35,6 +40,9 @@ SPECS: dict[Precision, PrecisionSpec] = {
     Precision.NF4: PrecisionSpec(Precision.NF4, "float16", _NF4, 0.5625),
     Precision.NF4_DQ: PrecisionSpec(Precision.NF4_DQ, "float16", {**_NF4, "bnb_4bit_use_double_quant": True}, 0.52),
     Precision.FP4: PrecisionSpec(Precision.FP4, "float16", {**_NF4, "bnb_4bit_quant_type": "fp4"}, 0.5625),
+    # llama.cpp's GGUF types: Q8_0 is 34 bytes per 32 weights; Q4_K_M mixes Q4_K (4.5 bits) and Q6_K (6.56 bits)
+    Precision.Q8_0: PrecisionSpec(Precision.Q8_0, "float16", None, 34 / 32, ("llama.cpp",)),
+    Precision.Q4_K_M: PrecisionSpec(Precision.Q4_K_M, "float16", None, 0.61, ("llama.cpp",)),
 }
 
 
@@ -57,6 +65,14 @@ def parse_precisions(text: str | Iterable[str]) -> list[Precision]:
     if not result:
         raise UsageError(f"no precision given: pass e.g. --precisions fp16,nf4 (valid: {valid})")
     return result
+
+
+def check_engine(precisions: Iterable[Precision], engine: str) -> None:
+    """UsageError naming every precision ``engine`` does not have, and the ones it has."""
+    foreign = [p.value for p in precisions if engine not in SPECS[p].engines]
+    if foreign:
+        own = ", ".join(p.value for p, spec in SPECS.items() if engine in spec.engines)
+        raise UsageError(f"{', '.join(foreign)}: not a precision of the {engine} engine, which has {own}")
 
 
 def estimate_model_bytes(params_total: int, unquantized_params: int, spec: PrecisionSpec) -> float:

@@ -25,7 +25,7 @@ from rich.table import Table
 
 from ecocompute.collector.run.preflight import CheckItem
 from ecocompute.collector.run.state import MeasurementState
-from ecocompute.schema.derive import derive
+from ecocompute.schema.derive import derive, window_j_per_token
 from ecocompute.schema.models import Window
 
 
@@ -157,7 +157,7 @@ class LineView:
         if window is None:
             self.console.print(f"{name}: failed: {state.error}")
             return
-        jpt = window.energy_j / window.tokens
+        jpt = window_j_per_token(window)
         if warmup:
             self.console.print(f"{name} warm-up {window.index + 1}: {window.duration_s:.1f} s, {jpt:.4f} J/token "
                                f"[{self._timing()}]", markup=False)  # fmt: skip

@@ -63,7 +63,8 @@ def test_j_per_token_command_has_a_change_column(folder: Path, monkeypatch: pyte
         (["j-per-token", "--gpu", "a100"], "unknown GPU 'a100': this table holds NVIDIA H200"),
         (["j-per-token", "--batch-size", "one"], "batch size 'one' is not a positive whole number"),
         (["j-per-token", "--tier", "gold"], "unknown tier 'gold': choose from gated, all"),
-        (["crossover", "--batch-size", "8"], "no measurement of"),
+        (["crossover", "--batch-size", "8"], "no rows at batch size 8: this table holds 1"),
+        (["crossover", "--stack", "compiled"], "no measurement of"),
     ],
 )
 def test_bad_values_exit_non_zero_with_one_line(folder: Path, capsys: pytest.CaptureFixture[str], command: list[str],

@@ -15,12 +15,11 @@ import math
 import random
 from pathlib import Path
 
-from make_synthetic_trace import sensor_updates
+from make_synthetic_trace import PERIOD_S, sensor_updates
 
 from ecocompute.collector.device.amdtrace import AMD_COLUMNS, AMD_TRACE_FORMAT, AMD_TRACE_VERSION, write_amd_trace
 
 OUT = Path(__file__).parents[1] / "data" / "traces-amd" / "mi300x-synthetic.json"
-PERIOD_S = 0.02
 UPDATE_S = 0.01
 RESOLUTION_UJ = 15.3
 PHASES = [("idle", 0.0, 3.0), ("matmul-fp16", 3.0, 13.0), ("idle-after", 13.0, 20.0)]

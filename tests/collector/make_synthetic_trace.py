@@ -15,10 +15,10 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from ecocompute.collector.device.trace import Phase, Trace, write_trace
+from ecocompute.collector.device.trace import DEFAULT_PERIOD_S, Phase, Trace, write_trace
 
 OUT = Path(__file__).parents[1] / "data" / "traces" / "synthetic-steps.json"
-PERIOD_S = 0.02
+PERIOD_S = DEFAULT_PERIOD_S  # the recorder's period, as `ecocompute record-trace` reads by default
 UPDATE_S = 0.1
 PHASES = [Phase("idle", 0.0, 3.0), Phase("matmul-fp16", 3.0, 13.0), Phase("idle-after", 13.0, 20.0)]
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import importlib.util
+import os
 import re
 import sys
 import threading
@@ -32,7 +34,7 @@ from ecocompute.collector.run.config import Destination, RunConfig
 from ecocompute.collector.run.engine import WARMUP_MIN_CALLS, Engine, EngineConfig
 from ecocompute.collector.run.state import MeasurementState
 from ecocompute.schema.errors import EcocomputeError, UsageError
-from ecocompute.schema.models import Precision
+from ecocompute.schema.models import Precision, Stack
 
 TRACE = Path(__file__).parents[1] / "data" / "traces" / "synthetic-steps.json"
 BATCH, PROMPT_TOKENS, NEW_TOKENS = 2, 8, 6
@@ -49,7 +51,11 @@ class Case:
 
 CASES: dict[str, Case] = {
     "transformers": Case({"arch": "tiny-llama-test"}, Precision.FP16),
+    "llama.cpp": Case({"arch": "tiny-llama-test", "stack": Stack.EAGER}, Precision.FP16),  # the same weights, as GGUF
 }
+INSTALLED = {"llama.cpp": ("llama_cpp", "llamacpp")}
+"""Engines whose package is optional, with its module and extra: a case skips when the module is missing, unless
+``CI`` is set and the Makefile's install line has the extra (then it fails)."""
 
 
 class SkippingClock:
@@ -144,6 +150,11 @@ def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     call ten times slower (oversubscription), and nothing here measures speed.
     """
     spec, case = engine_spec(request.param), CASES[request.param]
+    module, extra = INSTALLED.get(spec.name, (None, None))
+    if module is not None and importlib.util.find_spec(module) is None:
+        makefile = (Path(__file__).parents[2] / "Makefile").read_text(encoding="utf-8")
+        if not (os.environ.get("CI") and str(extra) in makefile):
+            pytest.skip(f"{spec.name}: {module} is not installed (the {extra} extra)")
     dest = Destination(signer="octocat", weights_cache=tmp_path_factory.mktemp(f"weights-{spec.name}"))
     backend = spec.make_backend(run_config(case), dest, "cpu")
     torch = sys.modules.get("torch")
@@ -159,7 +170,7 @@ def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 def test_every_registered_engine_has_a_conformance_case() -> None:
     assert set(CASES) == set(ENGINES)
-    with pytest.raises(UsageError, match="unknown engine 'tensorrt-llm': choose one of transformers"):
+    with pytest.raises(UsageError, match=r"unknown engine 'tensorrt-llm': choose one of llama\.cpp, transformers"):
         engine_spec("tensorrt-llm")
 
 
@@ -233,6 +244,9 @@ def test_versions_and_build_flags_are_reported(built: Built) -> None:
     if built.spec.name == "transformers":
         assert info.version == importlib.metadata.version("transformers")
         assert info.build["torch"].split("+")[0] == importlib.metadata.version("torch").split("+")[0]
+    if built.spec.name == "llama.cpp":
+        assert info.version == importlib.metadata.version("llama-cpp-python")
+        assert any(key.startswith("CPU.") for key in info.build)  # llama_print_system_info's CPU backend
 
 
 def test_a_model_that_is_not_there_is_a_project_error(built: Built, monkeypatch: pytest.MonkeyPatch,

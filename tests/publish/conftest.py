@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import once_per_run
 from publish_examples import Spec, example_document, write_signed
 from publish_helpers import EXAMPLES, SMALL, TreeMaker
 
@@ -49,5 +50,5 @@ def make_tree(tmp_path: Path, keys: Any) -> TreeMaker:
 @pytest.fixture(scope="session")
 def example_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
     """One build of the committed example set (examples included), shared by read-only tests."""
-    out = tmp_path_factory.mktemp("example-build") / "dataset"
-    return build([Source.at(EXAMPLES)], out, BuildOptions(include_examples=True))
+    make = lambda folder: build([Source.at(EXAMPLES)], folder / "dataset", BuildOptions(include_examples=True))  # noqa: E731
+    return once_per_run(tmp_path_factory, "example-build", make)  # one build shared by the xdist workers

@@ -149,7 +149,7 @@ def test_a_rebuild_validates_only_what_changed(
 ) -> None:
     root = make_tree()
     cache = tmp_path / "cache"
-    monkeypatch.setattr("ecocompute.publish.build.VALIDATE_BATCH", 2)  # three files: two batches, two chunks
+    monkeypatch.setattr("ecocompute.publish.build.ROWS_BATCH", 2)  # three files: two row batches, two chunks
     first = build([Source.at(root)], tmp_path / "a", BuildOptions(cache=cache))
     assert len(list((cache / "v1" / "chunks").iterdir())) == 2
     again = build([Source.at(root)], tmp_path / "b", BuildOptions(cache=cache))
@@ -162,6 +162,43 @@ def test_a_rebuild_validates_only_what_changed(
     (tmp_path / "cache-signers").write_text((root / "allowed_signers").read_text() + "\n")
     resigned = build([Source.at(root, tmp_path / "cache-signers")], tmp_path / "d", BuildOptions(cache=cache))
     assert resigned.validated == 3  # another allowed_signers file: every verdict is made again
+
+
+def test_an_unchanged_rebuild_copies_what_it_derived(
+    tmp_path: Path, make_tree: TreeMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same configs, same code: the analyses, the estimator's files and the site come from the cache, unchanged."""
+    root, cache = make_tree(), tmp_path / "cache"
+    first = build([Source.at(root)], tmp_path / "a", BuildOptions(cache=cache))
+    kept = sorted(p.name.rsplit("-", 1)[0] for p in (cache / "v1" / "derived").iterdir())
+    assert kept == ["analysis-measurements", "analysis-measurements_all", "configs", "estimate", "site"]
+
+    def computed(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("computed again although nothing changed")
+
+    for name in ("write_configs", "analyse", "write_estimate", "write_build_site"):
+        monkeypatch.setattr(f"ecocompute.publish.build.{name}", computed)
+    again = build([Source.at(root)], tmp_path / "b", BuildOptions(cache=cache))
+    assert _snapshot(first.out) == _snapshot(again.out)
+    monkeypatch.setattr("ecocompute.publish.build.code_digest", lambda: b"other code")
+    with pytest.raises(AssertionError, match="computed again"):  # another code digest: nothing is reused
+        build([Source.at(root)], tmp_path / "c", BuildOptions(cache=cache))
+
+
+def test_kept_analysis_frames_equal_fresh_ones(tmp_path: Path, example_build: BuildResult) -> None:
+    from polars.testing import assert_frame_equal
+
+    from ecocompute.analysis.results import analyse
+    from ecocompute.publish.memo import FRAMES, Derived
+
+    measurements, windows = _read(example_build.out, "measurements_all"), _read(example_build.out, "windows_all")
+    fresh = analyse(measurements, windows, config="measurements_all", n_boot=200)
+    derived = Derived(tmp_path / "derived")
+    derived.results("analysis", [b"k"], measurements, lambda: fresh)
+    kept = derived.results("analysis", [b"k"], measurements, lambda: pytest.fail("not kept"))
+    assert (kept.config, kept.n_boot, kept.seed) == (fresh.config, fresh.n_boot, fresh.seed)
+    for frame in FRAMES:
+        assert_frame_equal(getattr(kept, frame), getattr(fresh, frame))
 
 
 def test_examples_stay_out_unless_asked(tmp_path: Path, make_tree: TreeMaker) -> None:

@@ -41,14 +41,10 @@ def test_check_docs_passes_matching_spans_and_fails_drifted_ones(
     assert "bad.md:2: h200_nf4_crossover_compiled_all_b1 says '690M'" in err and "Traceback" not in err
 
 
-def test_readme_and_docs_agree_with_a_build_of_the_submissions(tmp_path: Path) -> None:
-    """Every finding span of README.md and docs/*.md is the text a build of submissions/ gives."""
-    from ecocompute.publish.build import build
-    from ecocompute.publish.inputs import Source
-
+def test_readme_and_docs_agree_with_a_build_of_the_submissions(built: Path) -> None:
+    """Every finding span of README.md and docs/*.md is the text a build of submissions/ gives (the session's)."""
     root = Path(__file__).parents[2]
     docs = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
     if not any("<!-- finding:" in d.read_text(encoding="utf-8") for d in docs):
         pytest.skip("no doc cites a finding yet")
-    result = build([Source.at(root / "submissions")], tmp_path / "out")
-    check_docs(result.out, docs)
+    check_docs(built, docs)

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
+import rfc8785
 from factories import submission_document
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,6 +24,7 @@ from validate_helpers import NOW
 
 from ecocompute.schema.derive import derive
 from ecocompute.schema.errors import SignatureError
+from ecocompute.schema.io import EsNumbers, parse_json
 from ecocompute.schema.models import Submission
 from ecocompute.schema.signing import canonical_bytes, parse_allowed_signers
 from ecocompute.validate.core import Options, check_bytes_and_document, check_document, validate_files
@@ -190,3 +192,53 @@ def test_files_of_random_bytes_in_a_tree(tmp_path: Path, keys: Any) -> None:
     assert all(not r.accepted for r in results)
     for r in results:
         assert_sound(list(r.findings))
+
+
+es_special = st.sampled_from([0.0, -0.0, 5e-05, 1e16, 2.0**53, 1e21, 100.0])
+es_floats = st.floats(allow_nan=False, allow_infinity=False) | es_special
+es_leaf = st.none() | st.booleans() | st.integers(-(2**60), 2**60) | es_floats | st.text(max_size=8)
+es_values = st.recursive(
+    es_leaf,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=16,
+)
+
+
+@PROFILE
+@given(st.dictionaries(st.text(max_size=6), es_values, max_size=5), st.booleans())
+def test_canonical_bytes_are_rfc8785s_however_the_document_was_parsed(document: dict[str, Any], indent: bool) -> None:
+    """The fast canonical paths (plain parse, es_numbers parse) give the bytes of the reference implementation."""
+    text = json.dumps(document, indent=2 if indent else None, ensure_ascii=indent)
+    plain, ready = parse_json(text.encode()), parse_json(text.encode(), es_numbers=True)
+    assert ready == plain
+    unsigned = {k: v for k, v in plain.items() if k != "signature"}
+    try:
+        expected = rfc8785.dumps(unsigned)
+    except (rfc8785.CanonicalizationError, ValueError):
+        with pytest.raises(SignatureError):
+            canonical_bytes(ready)
+        return
+    assert canonical_bytes(plain) == expected
+    assert canonical_bytes(ready) == expected
+    assert type(ready) is EsNumbers or type(plain) is not dict or not _all_plain_numbers(plain)
+
+
+def _all_plain_numbers(node: Any) -> bool:
+    """Every number is one Python writes as ECMAScript does: the es_numbers parse must then mark the document."""
+    if isinstance(node, dict):
+        return all(_all_plain_numbers(v) for v in node.values())
+    if isinstance(node, list):
+        return all(_all_plain_numbers(v) for v in node)
+    if isinstance(node, float):
+        if node == 0:
+            return math.copysign(1.0, node) > 0  # -0.0 is kept a float, so not marked
+        return 1e-4 <= abs(node) < (2**53 if node.is_integer() else 1e16)
+    return not isinstance(node, int) or isinstance(node, bool) or abs(node) <= 2**53 - 1
+
+
+def test_es_numbers_keep_every_value_and_its_sign() -> None:
+    ready = parse_json(b'{"a": -0.0, "b": 0.0, "c": 100.0, "d": 1.5, "e": 5e-05}', es_numbers=True)
+    assert type(ready) is not EsNumbers  # -0.0 and 5e-05 take the slower path
+    assert math.copysign(1.0, ready["a"]) < 0 and ready["b"] == 0 and type(ready["c"]) is int
+    assert canonical_bytes(ready) == b'{"a":0,"b":0,"c":100,"d":1.5,"e":0.00005}'
+    assert type(parse_json(b'{"c": 100.0, "d": 1.5}', es_numbers=True)) is EsNumbers

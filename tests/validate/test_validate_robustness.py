@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,37 @@ def test_an_unreadable_path_argument_is_a_finding(
     code = main(["validate", str(tree.file), "--root", str(tree.root), "--allowed-signers", str(tree.allowed_signers)])
     captured = capsys.readouterr()
     assert code == 1 and "E-READ" in captured.out and "Traceback" not in captured.err
+
+
+def _without_root_powers() -> list[str]:
+    """A command prefix under which permissions stop this process (root's DAC capabilities dropped)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permissions cannot stop this process")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"]
+
+
+@pytest.mark.parametrize("what", ["file", "folder", "submissions folder"])
+def test_what_the_os_refuses_to_read_is_an_e_read_finding_not_a_usage_error(tree: Tree, what: str) -> None:
+    """Real permissions, not a stand-in: the argument parser must not refuse the path before the validator sees it."""
+    locked = tree.file if what == "file" else tree.file.parent
+    signers = tree.root.parent / "allowed_signers"
+    shutil.copy(tree.allowed_signers, signers)
+    args = [] if what == "submissions folder" else [str(locked)]
+    root = tree.file.parent if what == "submissions folder" else tree.root
+    locked.chmod(0)
+    try:
+        proc = subprocess.run(
+            [*_without_root_powers(), sys.executable, "-m", "ecocompute", "validate", *args, "--submissions",
+             str(root), "--allowed-signers", str(signers)],
+            capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+    finally:
+        locked.chmod(0o755 if locked.is_dir() else 0o644)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "E-READ" in proc.stdout and "Permission denied" in proc.stdout and "Traceback" not in proc.stderr
 
 
 def test_an_unreadable_folder_is_a_finding(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,8 @@ verdicts are compared.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import subprocess
 from collections.abc import Callable
@@ -14,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from factories import make_submission
 from fake_authenticator import FakeAuthenticator
 
@@ -22,11 +26,13 @@ from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import NAMESPACE, Signature, Submission
 from ecocompute.schema.paths import submission_relpath
 from ecocompute.schema.signing import (
+    armor,
     canonical_bytes,
     parse_signers_line,
     parse_signers_text,
     sign_submission,
     signature_fingerprint,
+    ssh_string,
 )
 from ecocompute.validate.core import signer_line_problems, validate_files
 from ecocompute.validate.signers import signer_problems
@@ -124,6 +130,54 @@ def test_a_fido_signature_from_another_authenticator_fails(tmp_path: Path) -> No
     signed = fake_signed(FakeAuthenticator("ed25519"), _submission())
     root, path, signers = write_tree(tmp_path, signed, f"{LOGIN} {FakeAuthenticator('ed25519').public_line}\n")
     assert signature_codes(root, path, signers) == {"E-SIGNATURE"}
+
+
+def sshsig_with_rsa(key_path: Path, message: bytes, algorithm: str) -> str:
+    """Test helper: an armored SSHSIG signature of ``message`` made with an ssh-keygen RSA key, in ``algorithm``.
+
+    ``ssh-keygen -Y sign`` writes only rsa-sha2-512, so the blob (PROTOCOL.sshsig) is assembled here with the
+    ``cryptography`` library: "ssh-rsa" signs with PKCS#1 v1.5 and SHA-1, "rsa-sha2-256"/"rsa-sha2-512" with SHA-2.
+    """
+    private = serialization.load_ssh_private_key(key_path.read_bytes(), password=None)
+    assert isinstance(private, rsa.RSAPrivateKey)
+    public = private.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    key_blob = base64.b64decode(public.split()[1])
+    digest = hashlib.sha512(message).digest()
+    signed = b"SSHSIG" + ssh_string(NAMESPACE.encode()) + ssh_string(b"") + ssh_string(b"sha512") + ssh_string(digest)
+    sha1 = hashes.SHA1()  # noqa: S303 - the weak signature the validator must refuse
+    hash_of = {"ssh-rsa": sha1, "rsa-sha2-256": hashes.SHA256(), "rsa-sha2-512": hashes.SHA512()}
+    raw = private.sign(signed, padding.PKCS1v15(), hash_of[algorithm])
+    inner = ssh_string(algorithm.encode()) + ssh_string(raw)
+    blob = (b"SSHSIG" + (1).to_bytes(4, "big") + ssh_string(key_blob) + ssh_string(NAMESPACE.encode())
+            + ssh_string(b"") + ssh_string(b"sha512") + ssh_string(inner))  # fmt: skip
+    return armor(blob)
+
+
+@pytest.mark.parametrize(("algorithm", "codes"), [("ssh-rsa", {"E-SIGNATURE-SHA1"}), ("rsa-sha2-256", set())])
+def test_an_rsa_signature_made_with_sha1_is_refused_as_openssh_refuses_it(
+    tmp_path: Path, algorithm: str, codes: set[str]
+) -> None:
+    key = ssh_key(tmp_path, "rsa", 2048)
+    sub = _submission()
+    document = sub.unsigned().model_dump(mode="json")
+    document.pop("signature", None)
+    armored = sshsig_with_rsa(key, canonical_bytes(document), algorithm)
+    signature = Signature(format="sshsig", namespace=NAMESPACE, signer=LOGIN,
+                          key_fingerprint=signature_fingerprint(armored), armored=armored)  # fmt: skip
+    root, path, signers = write_tree(tmp_path, sub.model_copy(update={"signature": signature}),
+                                     f"{LOGIN} {public_line(key)}\n")  # fmt: skip
+    assert signature_codes(root, path, signers) == codes
+    [result] = validate_files([path], allowed_signers=signers, submissions_root=root, now=NOW)
+    assert result.accepted is not codes
+    if codes:
+        assert "SHA-1" in next(f.message for f in result.findings if f.code == "E-SIGNATURE-SHA1")
+        sig_file = tmp_path / "sig"
+        sig_file.write_text(armored)
+        proc = subprocess.run(
+            ["ssh-keygen", "-Y", "verify", "-f", str(signers), "-I", LOGIN, "-n", NAMESPACE, "-s", str(sig_file)],
+            input=canonical_bytes(document), capture_output=True, check=False,
+        )  # fmt: skip
+        assert proc.returncode != 0  # OpenSSH refuses it too
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -16,7 +17,7 @@ from ecocompute.validate.core import FileResult, validate_files
 from ecocompute.validate.findings import CODES, Finding, Severity, finding, severity_of
 from ecocompute.validate.gitdiff import is_submission_candidate
 from ecocompute.validate.gpus import bounds_for, gpu_table
-from ecocompute.validate.identity import document_keys
+from ecocompute.validate.identity import document_keys, submission_keys
 from ecocompute.validate.paths import gpu_slug
 from ecocompute.validate.raw import check_bytes, json_depth
 from ecocompute.validate.report import annotation_lines, clean, markdown_report, md
@@ -157,6 +158,14 @@ def test_window_keys_are_the_measured_content_only() -> None:
     window["energy_j"] += 0.001
     assert [k for _w, k in document_keys(a)] != [k for _w, k in document_keys(b)]
     assert document_keys([]) == [] and document_keys({"payload": 1}) == []
+
+
+def test_a_validated_submission_has_the_keys_of_its_document() -> None:
+    document = submission_document(5, precisions=("fp16", "nf4"))
+    document["payload"]["measurements"][0]["windows"][0]["energy_j"] = 812.0  # an integral float
+    keys = submission_keys(Submission.model_validate_json(json.dumps(document), strict=True))
+    assert len(keys) > 10 and keys == document_keys(document)
+    assert keys == document_keys(json.loads(json.dumps(document).replace("812.0", "812")))
 
 
 def test_a_copy_names_the_file_it_copies_and_the_first_stays(tree: Tree) -> None:

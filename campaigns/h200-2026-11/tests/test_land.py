@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 from factories import load_script, make_key, submission_document, window
 
-from ecocompute.collector.state import MeasurementState, RunState, read_state
+from ecocompute.collector import MeasurementState, RunState, read_state
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import load_document
 from ecocompute.schema.models import Precision, Window

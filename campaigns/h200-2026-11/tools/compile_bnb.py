@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ecocompute.collector import hf
-from ecocompute.collector.archs import load_arch
-from ecocompute.collector.engine import WARMUP_MIN_CALLS, describe_error
-from ecocompute.collector.precisions import parse_precisions
+from ecocompute.collector.model import hf
+from ecocompute.collector.model.archs import load_arch
+from ecocompute.collector.model.precisions import parse_precisions
+from ecocompute.collector.run.engine import WARMUP_MIN_CALLS, describe_error
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_text_atomic
 from ecocompute.schema.models import Precision, Stack

@@ -30,8 +30,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ecocompute.collector import read_state
 from ecocompute.collector.errors import RunStateError
-from ecocompute.collector.state import read_state
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import load_submission, write_bytes_atomic, write_submission
 from ecocompute.schema.models import Submission

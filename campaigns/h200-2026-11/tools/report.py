@@ -17,16 +17,26 @@ from pathlib import Path
 
 import polars as pl
 
-# Product code through its public packages first. The names below them have no public home yet (the card's section
-# renderers, the schema's row builders, a checkpoint's reader); they are the only private imports, in this block.
-from ecocompute.analysis import analyse, change_vs_baseline
-from ecocompute.analysis.results import Results
-from ecocompute.analysis.sections import crossover_section, split_sections, stack_section
-from ecocompute.collector.state import read_state
-from ecocompute.schema import Derived, Submission, Window, derive, load_submission
-from ecocompute.schema.derive import integral_diff_pct, mean_std
-from ecocompute.schema.models import Method
-from ecocompute.schema.tables import measurement_rows, measurements_frame, window_rows, windows_frame
+# Product code through its public packages only (their __init__ exports): the campaign is a user of the product.
+from ecocompute.analysis import Results, analyse, change_vs_baseline, crossover_section, split_sections, stack_section
+from ecocompute.collector import read_state
+from ecocompute.schema import (
+    Method,
+    Submission,
+    Window,
+    derive,
+    integral_diff_pct,
+    load_submission,
+    mean_std,
+    measurement_rows,
+    measurements_frame,
+    static_share_pct,
+    window_cpu_per_wall,
+    window_j_per_token,
+    window_rows,
+    window_s_per_token,
+    windows_frame,
+)
 from ecocompute.validate.windows import INTEGRAL_WARN_PCT
 
 HOME = Path(__file__).resolve().parents[1]  # the campaign's folder
@@ -70,13 +80,8 @@ def _row(precision: str, windows: list[Window], idle_w: float, change: str, erro
     ci = "n/a" if d.ci95_pct is None else f"±{d.ci95_pct:.1f}%"
     return (
         f"| {precision} | {d.n_windows} | {d.j_per_token_mean:.3f} | {ci} | {d.cv_pct:.2f} | {d.dynamic_cv_pct:.2f} "
-        f"| {d.tokens_per_s:.1f} | {util} | {_static_pct(d):.0f} | {d.integral_diff_pct_max:.2f} | {change} |"
+        f"| {d.tokens_per_s:.1f} | {util} | {static_share_pct(d):.0f} | {d.integral_diff_pct_max:.2f} | {change} |"
     )
-
-
-def _static_pct(d: Derived) -> float:
-    """The share of J/token that is idle power x time, in %."""
-    return 100 * d.static_j_per_token_mean / d.j_per_token_mean
 
 
 def _changes(frame: pl.DataFrame) -> dict[str, str]:
@@ -142,7 +147,7 @@ def _cell(sub: Submission, precision: str) -> str:
     if m is None:
         return "-"
     d = derive(m.windows, sub.payload.idle.power_w)
-    s_per_token = _cv([w.duration_s / w.tokens for w in m.windows])
+    s_per_token = _cv([window_s_per_token(w) for w in m.windows])
     return f"{d.cv_pct:.2f} / {s_per_token:.2f} / {d.dynamic_cv_pct:.2f}"
 
 
@@ -246,10 +251,9 @@ def time_section(paths: list[Path]) -> str:
         r2.setdefault(key, [])
         for m in sub.payload.measurements:
             windows = [w for w in m.windows if w.tokens > 0]
-            cpu.setdefault(key, []).extend(w.process_cpu_s / w.duration_s for w in windows
-                                           if w.process_cpu_s is not None)  # fmt: skip
-            jpt = [w.energy_j / w.tokens for w in windows]
-            spt = [w.duration_s / w.tokens for w in windows]
+            cpu.setdefault(key, []).extend(r for r in map(window_cpu_per_wall, windows) if r is not None)
+            jpt = [window_j_per_token(w) for w in windows]
+            spt = [window_s_per_token(w) for w in windows]
             if len(windows) >= 3 and len(set(jpt)) > 1 and len(set(spt)) > 1:
                 r2[key].append(statistics.correlation(jpt, spt) ** 2)
     lines = ["| stack | batch | measurements | R^2 of J/token on s/token: median | lowest | highest "
@@ -296,7 +300,7 @@ def cards_section(paths: list[Path]) -> str:
         for (arch, batch, _, _), card, run, stack, d in sorted(mine, key=lambda r: (r[1], r[2])):
             lines.append(
                 f"| {arch} | {batch} | `{card}` | `{run.rsplit('-', 1)[-1]}` | {stack} | {d.j_per_token_mean:.3f} "
-                f"| {d.tokens_per_s:.1f} | {d.power_w_mean:.0f} | {_static_pct(d):.0f} "
+                f"| {d.tokens_per_s:.1f} | {d.power_w_mean:.0f} | {static_share_pct(d):.0f} "
                 f"| {100 * (d.j_per_token_mean / lowest - 1):+.1f}% |"
             )
     both = []

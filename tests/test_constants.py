@@ -1,0 +1,49 @@
+"""Constants more than one part of the product reads are defined once and imported from their one home."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from ecocompute.analysis import change, defaults, j_per_token
+from ecocompute.collector.device import sampler, trace
+from ecocompute.estimate import build
+from ecocompute.publish import cache
+from ecocompute.schema import io, tables
+from ecocompute.schema.derive import CV_GATE_PCT, J_PER_WH
+from ecocompute.schema.models import Precision
+from ecocompute.validate import core, raw
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_cv_gate_has_one_home() -> None:
+    assert core.DEFAULT_MAX_CV_PCT is CV_GATE_PCT
+    assert build.GATE_CV_PCT is CV_GATE_PCT
+
+
+def test_first_run_reads_the_gate_from_its_home_even_as_text() -> None:
+    spec = importlib.util.spec_from_file_location("first_run", ROOT / "benchmarks" / "first_run.py")
+    assert spec is not None and spec.loader is not None
+    first_run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(first_run)
+    assert first_run.gate_pct() == CV_GATE_PCT
+    assert f"\nCV_GATE_PCT = {CV_GATE_PCT}\n" in first_run.GATE_SOURCE.read_text(encoding="utf-8")
+
+
+def test_table_names_units_and_limits_are_single_sourced() -> None:
+    assert tables.TABLES == defaults.CONFIGS
+    assert cache.TABLES is defaults.CONFIGS
+    assert j_per_token.J_PER_WH is J_PER_WH
+    assert raw.MAX_FILE_BYTES is io.MAX_FILE_BYTES
+    assert tuple(p.value for p in Precision) == change.PRECISION_ORDER
+
+
+def test_the_trace_recorder_period_is_the_record_trace_default() -> None:
+    from make_synthetic_trace import PERIOD_S
+
+    from ecocompute.collector.cli import record_trace_command
+
+    default = record_trace_command.__defaults__[4].default  # type: ignore[index]
+    assert default == trace.DEFAULT_PERIOD_S == PERIOD_S
+    assert sampler.DEFAULT_PERIOD_S > trace.DEFAULT_PERIOD_S  # the sampler's period is its own, not the trace's
