@@ -7,6 +7,7 @@ Parsing and printing only; the work is in :mod:`ecocompute.collector.run.collect
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -21,6 +22,7 @@ from ecocompute.collector.run.display import make_view
 from ecocompute.collector.run.spread import GATE_CV_PCT, OnSpread
 from ecocompute.collector.run.state import Order
 from ecocompute.console import out
+from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import Precision, Stack
 
 COLLECT_HELP = """Measure a GPU's energy per generated token at several precisions, and write a signed submission.
@@ -117,6 +119,9 @@ def collect_command(
     gpu_vendor: str = typer.Option(
         RunConfig.gpu_vendor, "--gpu-vendor", help="auto (NVML, then amdsmi), nvidia or amd."
     ),
+    engine: str = typer.Option(
+        "transformers", "--engine", help="Inference engine: transformers or llama.cpp (recorded in the workload)."
+    ),
     allow_shared: bool = typer.Option(False, "--allow-shared", help="Measure even if other processes use the GPU."),
     perplexity: bool = typer.Option(False, "--perplexity", help="Also the perplexity on a fixed text (--model)."),
     gc_knob: bool = typer.Option(
@@ -166,8 +171,23 @@ def collect_command(
     )  # fmt: skip
     dest = Destination(signer=signer, key=key, out_dir=out_dir, state_dir=state_dir, weights_cache=weights_cache,
                        resume=resume)  # fmt: skip
-    result = collect(config, dest, Environment(view=make_view(out, quiet)))
+    result = collect(
+        config, dest, Environment(make_backend=_engine_backend(engine, config), view=make_view(out, quiet))
+    )
     _report(result, signer, key)
+
+
+def _engine_backend(name: str, config: RunConfig) -> Any:
+    """The registered engine's backend factory, once its precisions and stack are known to be its own."""
+    from ecocompute.collector.model.engines import engine_spec
+    from ecocompute.collector.model.precisions import check_engine
+
+    spec = engine_spec(name)
+    check_engine(config.precisions, spec.name)
+    if config.stack not in spec.stacks:
+        raise UsageError(f"--stack {config.stack.value} is not one the {spec.name} engine runs: pass --stack "
+                         + " or ".join(s.value for s in spec.stacks))  # fmt: skip
+    return spec.make_backend
 
 
 def _report(result: Result, signer: str, key: Path | None) -> None:

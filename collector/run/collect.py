@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ecocompute import __version__
 from ecocompute.collector.device import devices
@@ -41,6 +41,9 @@ from ecocompute.collector.run.state import (
 )
 from ecocompute.collector.run.submission import IdleReadings, RunOutcome, build_submission
 from ecocompute.schema.errors import EcocomputeError
+
+if TYPE_CHECKING:
+    from ecocompute.collector.model.engines import EngineInfo, EngineSpec
 from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import Precision, Quality, Submission
 from ecocompute.schema.paths import submission_relpath
@@ -69,6 +72,15 @@ class Environment:
     clock: Clock = field(default_factory=SystemClock)
     view: View = field(default_factory=SilentView)
     software: Callable[[str], Any] = fingerprint.software
+    engine_info: Callable[[str], EngineInfo] | None = None
+    """The workload's engine record by engine name (None: the registered engine's ``info()``)."""
+
+
+def engine_of(env: Environment) -> EngineSpec:
+    """The registered engine whose backend factory the run uses (a test's own factory: transformers')."""
+    from ecocompute.collector.model.engines import ENGINES
+
+    return next((s for s in ENGINES.values() if s.make_backend is env.make_backend), ENGINES["transformers"])
 
 
 class RunInterruptedError(EcocomputeError):
@@ -206,6 +218,7 @@ class Session:
         self.compiled: dict[Precision, bool] = {}
         self.device = config.torch_device or cuda_device_for(gpu)
         self.backend = env.make_backend(config, dest, self.device)
+        self.spec = engine_of(env)
         self.sampler = PowerSampler(gpu, env.clock)
         self.spread: dict[Precision, SpreadVerdict] = {}
         own = 1 if self.device.startswith("cuda") else 0
@@ -265,7 +278,14 @@ class Session:
             device=self.device, notes=tuple(self.notes), compiled=dict(self.compiled),
             attn_implementation=self.attn_implementation, power_sampling_hz=round(1.0 / self.sampler.period_s, 6),
             random_delay_max_s=self.engine.config.random_delay_max_s, energy=self.method,
+            engine=self.engine_record(), quantization_types={p: self.spec.quantization_type(p) for p in s.measurements},
         )  # fmt: skip
+
+    def engine_record(self) -> EngineInfo:
+        """What the workload records of the engine: its name, version and build flags."""
+        if self.env.engine_info is not None:
+            return self.env.engine_info(self.spec.name)
+        return self.spec.info()
 
     def _interleaved(self, pending: list[Precision]) -> None:
         runners = {p: r for p in pending if (r := self._load(p)) is not None}

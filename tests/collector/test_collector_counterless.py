@@ -22,6 +22,7 @@ from ecocompute.collector.device.nvml import NvmlGpu
 from ecocompute.collector.device.replay import ReplayGpu
 from ecocompute.collector.device.sampler import PowerSampler, coverage
 from ecocompute.collector.errors import MigEnabledError, NoEnergyCounterError
+from ecocompute.collector.model.engines import EngineInfo
 from ecocompute.collector.run.collect import Destination, Environment, Result, RunConfig, collect
 from ecocompute.collector.run.engine import Engine, EngineConfig
 from ecocompute.collector.run.preflight import gpu_checklist, refuse_unmeasurable
@@ -98,7 +99,8 @@ class Run:
         }  # fmt: skip
         dest = Destination(signer=self.keys.login, key=self.keys.ed25519, out_dir=self.root / "submissions",
                            state_dir=self.root / "state")  # fmt: skip
-        env = Environment(make_backend=lambda *_: self.backend, clock=self.clock, software=_software)
+        env = Environment(make_backend=lambda *_: self.backend, clock=self.clock, software=_software,
+                          engine_info=lambda name: EngineInfo(name, "5.17.0", {"torch": "2.11.0+cu130"}))  # fmt: skip
         return collect(RunConfig(**settings), dest, env)
 
     def validator_errors(self, result: Result) -> list[str]:
@@ -139,6 +141,8 @@ def test_a_counterless_gpu_is_measured_by_integrated_power_and_accepted(fake_nvm
 def test_a_gpu_with_the_counter_is_measured_as_before(fake_nvml: FakePynvml, run: Run) -> None:
     p = run().submission.payload
     assert (p.method.energy_source, p.method.counter_absent_reason) == ("nvml_total_energy_counter", None)
+    assert (p.workload.engine, p.workload.engine_version) == ("transformers", "5.17.0")
+    assert p.workload.engine_build_flags == {"torch": "2.11.0+cu130"} and p.measurements[0].quantization_type is None
     assert all(w.power_trace is None and w.power_max_gap_s is None for w in p.measurements[0].windows)
 
 
@@ -258,3 +262,20 @@ def test_collect_on_an_amd_gpu_with_a_known_bad_counter_integrates_power(
     assert all(w.energy_j / w.duration_s == pytest.approx(POWER_W, rel=1e-6) for w in p.measurements[0].windows)
     errors = run.validator_errors(result)
     assert [e for e in errors if not e.startswith("E-GPU-UNKNOWN")] == []
+
+
+# --- the engine option ----------------------------------------------------------------------------------
+
+
+def test_the_engine_option_refuses_another_engines_precisions_and_stacks(
+    fake_nvml: FakePynvml, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from ecocompute.cli import main
+
+    base = ["collect", "--arch", "tiny-llama-test", "--signer", "example-user", "--out", str(tmp_path)]
+    assert main([*base, "--engine", "llama.cpp", "--precisions", "fp16,nf4", "--stack", "eager"]) == 2
+    assert "nf4: not a precision of the llama.cpp engine" in capsys.readouterr().err.replace("\n", " ")
+    assert main([*base, "--engine", "llama.cpp", "--precisions", "fp16,q8_0", "--stack", "compiled"]) == 2
+    assert "--stack compiled is not one the llama.cpp engine runs: pass --stack eager" in capsys.readouterr().err
+    assert main([*base, "--engine", "vllm", "--precisions", "fp16"]) == 2
+    assert "unknown engine 'vllm'" in capsys.readouterr().err
