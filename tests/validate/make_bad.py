@@ -75,8 +75,10 @@ def mutated(change: Callable[[Doc], None], **kwargs: Any) -> Doc:
 
 
 def mutated_counterless(change: Callable[[Doc], None]) -> Doc:
-    """The base document as a power_integral file (:func:`counterless`), after ``change``."""
-    doc = counterless(base())
+    """The base document as a power_integral file, readings kept in window 1 only (small files), after ``change``."""
+    doc = counterless(base(), keep_trace=False)
+    window, traced = windows(doc)[1], windows(counterless(base()))[1]
+    window["power_trace"] = traced["power_trace"]
     change(doc)
     return doc
 
@@ -274,7 +276,7 @@ SIGNED_CASES: dict[str, Callable[[], Doc]] = {
     "W-SHARED": lambda: mutated(_set("payload.measurements.0.windows.0.other_gpu_processes", 1)),
     "W-EXAMPLE": lambda: base() | {"payload": submission_document(SEED, login=LOGIN)["payload"]},
     # power_integral files (validate/counterless.py)
-    "E-SAMPLING": lambda: counterless(mutated(_set("payload.method.power_sampling_hz", 2.0))),
+    "E-SAMPLING": lambda: counterless(mutated(_set("payload.method.power_sampling_hz", 2.0)), keep_trace=False),
     "E-COVERAGE": lambda: mutated_counterless(_trace_gap),
     "E-INTEGRAL-RECOMPUTED": lambda: mutated_counterless(_trace_scaled),
     "E-COUNTERLESS-RECORD": lambda: mutated_counterless(_unrecorded),
