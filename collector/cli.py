@@ -7,6 +7,7 @@ Parsing and printing only; the work is in :mod:`ecocompute.collector.run.collect
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -21,6 +22,7 @@ from ecocompute.collector.run.display import make_view
 from ecocompute.collector.run.spread import GATE_CV_PCT, OnSpread
 from ecocompute.collector.run.state import Order
 from ecocompute.console import out
+from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import Precision, Stack
 
 COLLECT_HELP = """Measure a GPU's energy per generated token at several precisions, and write a signed submission.
@@ -112,7 +114,13 @@ def collect_command(
         RunConfig.seed, "--seed", help="Seed of the weights (random-init), prompt and window delays."
     ),
     device_index: int = typer.Option(
-        RunConfig.device_index, "--device-index", help="NVML index of the GPU to measure."
+        RunConfig.device_index, "--device-index", help="NVML (or amdsmi) index of the GPU to measure."
+    ),
+    gpu_vendor: str = typer.Option(
+        RunConfig.gpu_vendor, "--gpu-vendor", help="auto (NVML, then amdsmi), nvidia or amd."
+    ),
+    engine: str = typer.Option(
+        "transformers", "--engine", help="Inference engine: transformers or llama.cpp (recorded in the workload)."
     ),
     allow_shared: bool = typer.Option(False, "--allow-shared", help="Measure even if other processes use the GPU."),
     perplexity: bool = typer.Option(False, "--perplexity", help="Also the perplexity on a fixed text (--model)."),
@@ -159,12 +167,27 @@ def collect_command(
         order=order, cooldown_s=cooldown_s, idle_s=idle_s, idle_settle_s=idle_settle_s, seed=seed,
         device_index=device_index, allow_shared=allow_shared, perplexity=perplexity, torch_device=torch_device,
         pause_gc=gc_knob, cpu_affinity=None if cpu_affinity is None else parse_cpu_list(cpu_affinity), nice=nice,
-        on_spread=on_spread,
+        on_spread=on_spread, gpu_vendor=gpu_vendor,
     )  # fmt: skip
     dest = Destination(signer=signer, key=key, out_dir=out_dir, state_dir=state_dir, weights_cache=weights_cache,
                        resume=resume)  # fmt: skip
-    result = collect(config, dest, Environment(view=make_view(out, quiet)))
+    result = collect(
+        config, dest, Environment(make_backend=_engine_backend(engine, config), view=make_view(out, quiet))
+    )
     _report(result, signer, key)
+
+
+def _engine_backend(name: str, config: RunConfig) -> Any:
+    """The registered engine's backend factory, once its precisions and stack are known to be its own."""
+    from ecocompute.collector.model.engines import engine_spec
+    from ecocompute.collector.model.precisions import check_engine
+
+    spec = engine_spec(name)
+    check_engine(config.precisions, spec.name)
+    if config.stack not in spec.stacks:
+        raise UsageError(f"--stack {config.stack.value} is not one the {spec.name} engine runs: pass --stack "
+                         + " or ".join(s.value for s in spec.stacks))  # fmt: skip
+    return spec.make_backend
 
 
 def _report(result: Result, signer: str, key: Path | None) -> None:
@@ -188,25 +211,34 @@ def _report(result: Result, signer: str, key: Path | None) -> None:
 def record_trace_command(
     seconds: float = typer.Option(20.0, "--seconds", help="Length of the trace, in s (15% idle, 50% load, idle)."),
     out_file: Path = typer.Option(..., "--out", help="Trace file to write (JSON, well under 1 MB)."),
-    device_index: int = typer.Option(0, "--device-index", help="NVML index of the GPU."),
+    device_index: int = typer.Option(0, "--device-index", help="NVML (or amdsmi) index of the GPU."),
+    gpu_vendor: str = typer.Option("auto", "--gpu-vendor", help="auto (NVML, then amdsmi), nvidia or amd."),
     matmul_size: int = typer.Option(8192, "--matmul-size", help="Side of the fp16 matrices of the load."),
     period_s: float = typer.Option(DEFAULT_PERIOD_S, "--period-s", help="Time between readings, in s."),
     torch_device: str | None = typer.Option(None, "--torch-device", hidden=True, help="Tests only: load device."),
 ) -> None:
-    """Record NVML readings while the GPU idles, runs an fp16 matmul loop, and idles again (test data).
+    """Record GPU readings while the GPU idles, runs an fp16 matmul loop, and idles again (test data).
+
+    On an AMD GPU the file is an ecocompute-amdsmi-trace, in amdsmi's units (docs/amd.md).
 
     Example: ecocompute record-trace --seconds 20 --out tests/data/traces/h200-matmul.json
     """
-    from ecocompute.collector.device.nvml import NvmlGpu
+    from ecocompute.collector.device import amdtrace, devices
     from ecocompute.collector.device.trace import counter_vs_integral_pct, record_trace, write_trace
     from ecocompute.collector.host.clock import SystemClock
     from ecocompute.collector.model import hf
 
-    with NvmlGpu(device_index) as gpu:
+    gpu = devices.open_gpu(device_index, gpu_vendor)
+    try:
         device = torch_device or hf.cuda_device(gpu.uuid(), device_index)
         trace = record_trace(gpu, SystemClock(), seconds, lambda s: hf.matmul_load(device, s, matmul_size),
                              period_s=period_s)  # fmt: skip
-    write_trace(trace, out_file)
+    finally:
+        gpu.close()
+    if trace.gpu.get("vendor") == "amd":
+        amdtrace.write_amd_trace(amdtrace.amd_trace_from(trace), out_file)
+    else:
+        write_trace(trace, out_file)
     out.print(f"wrote {out_file}: {len(trace.rows)} rows, {out_file.stat().st_size} bytes")
     for phase in trace.phases:
         start_s, end_s = phase.start_s + TRIM_S, phase.end_s - TRIM_S  # leave out the transitions

@@ -26,7 +26,7 @@ from typing import Any
 from ecocompute.schema.derive import CV_GATE_PCT, Derived, t_quantile_975
 from ecocompute.schema.models import Measurement, Payload, Submission
 from ecocompute.schema.signing import AllowedSigners, parse_allowed_signers
-from ecocompute.validate import checks, physics, windows
+from ecocompute.validate import checks, counterless, physics, windows
 from ecocompute.validate.findings import GATE_CODES, Finding, finding
 from ecocompute.validate.gpus import GENERIC, GpuBounds, bounds_for
 from ecocompute.validate.identity import Identity, Index, document_keys, submission_id_of, submission_keys
@@ -248,6 +248,7 @@ def _measurement_findings(submission: Submission, options: Options) -> list[Find
     if not p.example:  # synthetic data (never published) need not replay a run's timeline
         found += physics.check_timeline(p) + physics.check_stopping_rule(p)
     found += physics.check_repeated_windows(p)
+    found += counterless.check_counterless(p)  # power_integral files: rules of their own
     for i, m in enumerate(p.measurements):
         found += checks.check_measurement_state(m, i) + checks.check_quantization(m, i)
         found += windows.check_time_range(m, p.created_at, i) + windows.check_window_indices(m, i)

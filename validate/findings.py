@@ -93,6 +93,13 @@ CODES: dict[str, str] = {
     "E-SESSION-SPAN": "the session spans more than 72 h from its first window to created_at",
     "E-PARAMS": "params_total is not the named architecture's parameter count",
     "E-FINGERPRINT": "a version or identifier of the software or hardware stack is missing",
+    # windows measured without an energy counter (validate/counterless.py, docs/counterless.md)
+    "E-SAMPLING": "power_integral: fewer than 5 power readings per second of window, or a method rate below 5 Hz",
+    "E-COVERAGE": "power_integral: the readings start or end over 0.25 s from the window's edges, or leave a gap "
+    "over 0.5 s",
+    "E-INTEGRAL-RECOMPUTED": "power_integral: energy_j is not the integral of the window's power_trace (1%), "
+    "or differs from energy_j_power_integrated",
+    "E-COUNTERLESS-RECORD": "power_integral: a window has neither power_trace nor power_samples and its coverage",
     "E-INTERNAL": "a check failed unexpectedly (a validator bug): the file stays rejected until it is fixed",
     # warnings
     "W-GPU-UNKNOWN": "an example names a GPU the table does not know: generic bounds were used",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
-from ecocompute.collector.device.gpu import GpuInfo, PowerFields
+from ecocompute.collector.device.gpu import EnergyMethod, GpuInfo, PowerFields
 from ecocompute.collector.errors import (
     GpuError,
     MigEnabledError,
@@ -201,6 +201,15 @@ class AmdSmiGpu:
         except BaseException:
             self.close()
             raise
+
+    vendor = "amd"
+
+    @property
+    def energy_method(self) -> EnergyMethod:
+        """The amdsmi counter where it is reliable; else (kept by ``allow_unreliable_counter``) power integral."""
+        if self.counter.reliable:
+            return EnergyMethod("amdsmi_energy_counter")
+        return EnergyMethod("power_integral", self.counter.describe())
 
     def __enter__(self) -> AmdSmiGpu:
         return self
@@ -464,6 +473,7 @@ class AmdSmiGpu:
             mig_mode=False,  # opening refuses a partitioned GPU
             clocks_locked=clock.get("clk_locked") is True,
             nvml_version=f"amdsmi {self.library_version()}",
+            vendor="amd",
         )
 
     def library_version(self) -> str:

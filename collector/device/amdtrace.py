@@ -51,7 +51,8 @@ def trace_from_amd(doc: dict[str, Any], origin: str = "<amd trace>") -> Trace:
             temp, clock, activity, violations or "",
         ])  # fmt: skip
     trace = Trace(
-        rows=rows, gpu=doc["gpu"], period_s=float(doc["period_s"]), synthetic=bool(doc.get("synthetic")),
+        rows=rows, gpu={**doc["gpu"], "vendor": "amd"}, period_s=float(doc["period_s"]),
+        synthetic=bool(doc.get("synthetic")),
         phases=[Phase(p["name"], float(p["start_s"]), float(p["end_s"])) for p in doc["phases"]], note=doc.get("note"),
     )  # fmt: skip
     check_trace(trace, Path(origin))  # the NVML traces' checks: two rows at least, time rising, counter not falling

@@ -8,8 +8,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from dataclasses import MISSING, asdict, dataclass, fields
+from typing import Any, Literal, Protocol
+
+EnergySource = Literal["nvml_total_energy_counter", "amdsmi_energy_counter", "power_integral"]
+"""Where a window's energy comes from (``payload.method.energy_source``)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class GpuInfo:
     mig_mode: bool
     clocks_locked: bool
     nvml_version: str
+    vendor: Literal["nvidia", "amd"] = "nvidia"
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict."""
@@ -48,8 +52,34 @@ class GpuInfo:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GpuInfo:
-        """Rebuild from :meth:`to_dict` output (as stored in a trace)."""
-        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+        """Rebuild from :meth:`to_dict` output (as stored in a trace; one recorded before ``vendor`` is NVIDIA)."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data or f.default is MISSING})
+
+
+@dataclass(frozen=True)
+class EnergyMethod:
+    """How a GPU's energy can be measured: its counter, or (``power_integral``) the integral of sampled power.
+
+    ``source`` None: the GPU reports neither a counter nor power, and the preflight refuses it with ``reason``.
+    ``reason`` says why no counter is used (None when one is).
+    """
+
+    source: EnergySource | None
+    reason: str | None = None
+
+    @property
+    def counter(self) -> bool:
+        """True when each window reads the GPU's energy counter."""
+        return self.source in ("nvml_total_energy_counter", "amdsmi_energy_counter")
+
+
+NVML_COUNTER = EnergyMethod("nvml_total_energy_counter")
+
+
+def energy_method(gpu: object) -> EnergyMethod:
+    """The GPU's :class:`EnergyMethod`; a monitor that says nothing has NVML's counter (replays of NVML traces)."""
+    method = getattr(gpu, "energy_method", None)
+    return method if isinstance(method, EnergyMethod) else NVML_COUNTER
 
 
 class GpuMonitor(Protocol):

@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 from typing import Any
 
-from ecocompute.collector.device.gpu import GpuInfo, PowerFields
+from ecocompute.collector.device.gpu import NVML_COUNTER, EnergyMethod, GpuInfo, PowerFields
 from ecocompute.collector.errors import (
     GpuError,
     MigEnabledError,
@@ -112,11 +112,17 @@ class NvmlGpu:
     """One GPU, read through NVML. Use as a context manager, or call :meth:`close`.
 
     Opening checks what a measurement needs: a driver, the GPU at ``index``, MIG off and a
-    total-energy counter. Each failure raises a GpuError that says what to do.
+    total-energy counter. Each failure raises a GpuError that says what to do. With ``allow_counterless`` a GPU
+    without the counter opens too, and :attr:`energy_method` says how it can be measured: ``power_integral`` when
+    NVML reports its power, nothing (the preflight refuses it, with the reason) when it reports neither.
     """
 
-    def __init__(self, index: int = 0) -> None:
+    vendor = "nvidia"
+
+    def __init__(self, index: int = 0, *, allow_counterless: bool = False) -> None:
         self.index = index
+        self.energy_method: EnergyMethod = NVML_COUNTER
+        self._allow_counterless = allow_counterless
         self._nv: Any = load_pynvml()
         self._call("initialise NVML", self._nv.nvmlInit)
         try:
@@ -205,12 +211,27 @@ class NvmlGpu:
         try:
             nv.nvmlDeviceGetTotalEnergyConsumption(self._handle)
         except nv.NVMLError as exc:
-            if getattr(exc, "value", None) == _ERROR_NOT_SUPPORTED:
+            if getattr(exc, "value", None) != _ERROR_NOT_SUPPORTED:
+                raise self._error(exc, "read the energy counter") from None
+            if not self._allow_counterless:
                 raise NoEnergyCounterError(
                     f"the NVML of GPU {self.index} has no total-energy counter (needs Volta or newer): "
                     "ecocompute cannot measure it"
                 ) from None
-            raise self._error(exc, "read the energy counter") from None
+            self.energy_method = self._counterless_method()
+
+    def _counterless_method(self) -> EnergyMethod:
+        """Without the counter: the power integral if NVML reports power, else nothing (with the reason)."""
+        nv = self._nv
+        assert nv is not None  # noqa: S101
+        no_counter = "NVML: nvmlDeviceGetTotalEnergyConsumption is NOT_SUPPORTED on this GPU"
+        try:
+            nv.nvmlDeviceGetPowerUsage(self._handle)
+        except nv.NVMLError as exc:
+            if getattr(exc, "value", None) not in (_ERROR_NOT_SUPPORTED, _ERROR_FUNCTION_NOT_FOUND):
+                raise self._error(exc, "read the power draw") from None
+            return EnergyMethod(None, f"{no_counter}, and so is nvmlDeviceGetPowerUsage (no power reading)")
+        return EnergyMethod("power_integral", no_counter)
 
     def _supported_fields(self) -> tuple[int, ...]:
         nv = self._nv
@@ -233,6 +254,8 @@ class NvmlGpu:
 
     def energy_j(self) -> float:
         """The total-energy counter (nvmlDeviceGetTotalEnergyConsumption), in J."""
+        if not self.energy_method.counter:
+            raise NoEnergyCounterError(f"GPU {self.index} has no total-energy counter: its energy is integrated power")
         return int(self._read("read the energy counter", "nvmlDeviceGetTotalEnergyConsumption", self._handle)) / 1000.0
 
     def power_w(self) -> float:

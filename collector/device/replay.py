@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 
-from ecocompute.collector.device.gpu import GpuInfo, PowerFields
+from ecocompute.collector.device.gpu import NVML_COUNTER, EnergyMethod, GpuInfo, PowerFields
 from ecocompute.collector.device.trace import COLUMNS, Trace
 from ecocompute.collector.errors import TraceError
 from ecocompute.collector.host.clock import Clock
@@ -26,6 +26,11 @@ class ReplayGpu:
         self._clock = clock
         self._times = trace.column("t_s")
         self._offset_s = (trace.start_s if start_s is None else start_s) - clock.monotonic()
+
+    @property
+    def energy_method(self) -> EnergyMethod:
+        """The counter of the vendor the trace was recorded on (amdsmi's for an AMD trace)."""
+        return EnergyMethod("amdsmi_energy_counter") if self.trace.gpu.get("vendor") == "amd" else NVML_COUNTER
 
     def now_s(self) -> float:
         """The current position in the trace, in trace seconds."""

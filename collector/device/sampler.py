@@ -47,6 +47,25 @@ class WindowPower:
     sm_clock_mhz_mean: float
     util_pct_mean: float
     throttle_reasons: list[str]
+    points: tuple[tuple[float, float], ...] = ()  # (seconds since the window's start, integrated W), inside it
+    coverage: Coverage | None = None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How well a window's power readings cover it: the gap at each edge and the longest gap between two."""
+
+    first_sample_s: float
+    last_sample_gap_s: float
+    max_gap_s: float
+
+
+def coverage(times_s: Sequence[float], t0_s: float, t1_s: float) -> Coverage:
+    """The :class:`Coverage` of ``[t0_s, t1_s]`` by readings at ``times_s`` (sorted, inside the window)."""
+    if not times_s:
+        raise ValueError(f"no power sample between {t0_s:.3f} s and {t1_s:.3f} s")
+    gaps = [b - a for a, b in itertools.pairwise(times_s)]
+    return Coverage(times_s[0] - t0_s, t1_s - times_s[-1], max(gaps, default=0.0))
 
 
 def take_sample(gpu: GpuMonitor, t_s: float) -> PowerSample:
@@ -95,7 +114,7 @@ def integrate_energy_j(points: Sequence[tuple[float, float]], t0_s: float, t1_s:
 
 def summarize(samples: Sequence[PowerSample], t0_s: float, t1_s: float) -> WindowPower:
     """Integral, sample count, mean SM clock and utilisation, and throttle reasons seen in ``[t0_s, t1_s]``."""
-    inside = [s for s in samples if t0_s <= s.t_s <= t1_s]
+    inside = sorted((s for s in samples if t0_s <= s.t_s <= t1_s), key=lambda s: s.t_s)
     if not inside:
         raise ValueError(f"no power sample between {t0_s:.3f} s and {t1_s:.3f} s")
     reasons = sorted({reason for s in inside for reason in s.throttle_reasons})
@@ -106,6 +125,8 @@ def summarize(samples: Sequence[PowerSample], t0_s: float, t1_s: float) -> Windo
         sm_clock_mhz_mean=math.fsum(s.sm_clock_mhz for s in inside) / len(inside),
         util_pct_mean=math.fsum(s.util_pct for s in inside) / len(inside),
         throttle_reasons=reasons,
+        points=tuple((s.t_s - t0_s, s.power_w) for s in inside),
+        coverage=coverage([s.t_s for s in inside], t0_s, t1_s),
     )
 
 

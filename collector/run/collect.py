@@ -12,10 +12,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ecocompute import __version__
-from ecocompute.collector.device.gpu import GpuInfo, GpuMonitor
+from ecocompute.collector.device import devices
+from ecocompute.collector.device.gpu import EnergyMethod, GpuInfo, GpuMonitor
 from ecocompute.collector.device.sampler import PowerSampler
 from ecocompute.collector.errors import GpuBusyError, RunStateError
 from ecocompute.collector.host import process
@@ -27,7 +28,7 @@ from ecocompute.collector.run import fingerprint
 from ecocompute.collector.run.config import Destination, RunConfig
 from ecocompute.collector.run.display import SilentView, View
 from ecocompute.collector.run.engine import Engine, describe_error, other_processes
-from ecocompute.collector.run.preflight import gpu_checklist
+from ecocompute.collector.run.preflight import gpu_checklist, refuse_unmeasurable
 from ecocompute.collector.run.spread import OnSpread, SpreadVerdict, advice, passes_gate
 from ecocompute.collector.run.state import (
     MeasurementState,
@@ -40,6 +41,9 @@ from ecocompute.collector.run.state import (
 )
 from ecocompute.collector.run.submission import IdleReadings, RunOutcome, build_submission
 from ecocompute.schema.errors import EcocomputeError
+
+if TYPE_CHECKING:
+    from ecocompute.collector.model.engines import EngineInfo, EngineSpec
 from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import Precision, Quality, Submission
 from ecocompute.schema.paths import submission_relpath
@@ -51,21 +55,32 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _open_nvml(index: int) -> GpuMonitor:
-    from ecocompute.collector.device.nvml import NvmlGpu
+def open_any_gpu(index: int, vendor: str, clock: Clock) -> GpuMonitor:
+    """GPU ``index`` through NVML or amdsmi (``vendor``: auto, nvidia, amd), kept open without a trusted counter.
 
-    return NvmlGpu(index)
+    Whether and how it can be measured is then the preflight's to say (:func:`refuse_unmeasurable`).
+    """
+    return devices.open_gpu(index, vendor, clock=clock, allow_counterless=True)
 
 
 @dataclass
 class Environment:
     """The world a run touches; tests replace parts of it (a fake NVML, a failing backend)."""
 
-    open_gpu: Callable[[int], GpuMonitor] = _open_nvml
+    open_gpu: Callable[[int, str, Clock], GpuMonitor] = open_any_gpu
     make_backend: Callable[[RunConfig, Destination, str], Backend] = hf_backend
     clock: Clock = field(default_factory=SystemClock)
     view: View = field(default_factory=SilentView)
     software: Callable[[str], Any] = fingerprint.software
+    engine_info: Callable[[str], EngineInfo] | None = None
+    """The workload's engine record by engine name (None: the registered engine's ``info()``)."""
+
+
+def engine_of(env: Environment) -> EngineSpec:
+    """The registered engine whose backend factory the run uses (a test's own factory: transformers')."""
+    from ecocompute.collector.model.engines import ENGINES
+
+    return next((s for s in ENGINES.values() if s.make_backend is env.make_backend), ENGINES["transformers"])
 
 
 class RunInterruptedError(EcocomputeError):
@@ -94,15 +109,16 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     dest.check()
     _apply_process_settings(config)
     env = env or Environment()
-    gpu = env.open_gpu(config.device_index)
+    gpu = env.open_gpu(config.device_index, config.gpu_vendor, env.clock)
     try:
         info = gpu.fingerprint()
+        method = refuse_unmeasurable(info, gpu)
         others = _refuse_shared(gpu, config)
         env.view.checklist(gpu_checklist(info, gpu, others, config.allow_shared))
         software = env.software(info.nvml_version)
         store = StateStore(dest.state_dir or default_state_dir())
         state = _open_state(store, config, info, dest.resume, env, pinned_versions(info, software))
-        session = Session(config, dest, env, gpu, store, state)
+        session = Session(config, dest, env, gpu, store, state, method)
         try:
             outcome = session.run()
         except KeyboardInterrupt:
@@ -190,8 +206,9 @@ class Session:
     """The measuring part of one invocation (a resumed run has several sessions)."""
 
     def __init__(self, config: RunConfig, dest: Destination, env: Environment, gpu: GpuMonitor,
-                 store: StateStore, state: RunState) -> None:  # fmt: skip
+                 store: StateStore, state: RunState, method: EnergyMethod) -> None:  # fmt: skip
         self.config, self.dest, self.env, self.gpu = config, dest, env, gpu
+        self.method = method
         self.store, self.state = store, state
         self.view = env.view
         self.idle_power_w_after: float | None = None
@@ -201,6 +218,7 @@ class Session:
         self.compiled: dict[Precision, bool] = {}
         self.device = config.torch_device or cuda_device_for(gpu)
         self.backend = env.make_backend(config, dest, self.device)
+        self.spec = engine_of(env)
         self.sampler = PowerSampler(gpu, env.clock)
         self.spread: dict[Precision, SpreadVerdict] = {}
         own = 1 if self.device.startswith("cuda") else 0
@@ -259,8 +277,15 @@ class Session:
             state=s, idle=idle, model=self.backend.source, prompt_sha256=self.backend.prompt_sha256,
             device=self.device, notes=tuple(self.notes), compiled=dict(self.compiled),
             attn_implementation=self.attn_implementation, power_sampling_hz=round(1.0 / self.sampler.period_s, 6),
-            random_delay_max_s=self.engine.config.random_delay_max_s,
+            random_delay_max_s=self.engine.config.random_delay_max_s, energy=self.method,
+            engine=self.engine_record(), quantization_types={p: self.spec.quantization_type(p) for p in s.measurements},
         )  # fmt: skip
+
+    def engine_record(self) -> EngineInfo:
+        """What the workload records of the engine: its name, version and build flags."""
+        if self.env.engine_info is not None:
+            return self.env.engine_info(self.spec.name)
+        return self.spec.info()
 
     def _interleaved(self, pending: list[Precision]) -> None:
         runners = {p: r for p in pending if (r := self._load(p)) is not None}

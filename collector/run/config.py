@@ -49,6 +49,7 @@ class RunConfig:
     cpu_affinity: tuple[int, ...] | None = None
     nice: int | None = None
     on_spread: OnSpread = EngineConfig.on_spread
+    gpu_vendor: str = "auto"
 
     def check(self) -> None:
         """Raise UsageError on settings that cannot make a valid submission."""
@@ -101,6 +102,7 @@ class RunConfig:
         values["precisions"] = [p.value for p in self.precisions]
         values["stack"] = self.stack.value
         values.pop("on_spread")  # what to do about a wide spread does not change what is measured
+        values.pop("gpu_vendor")  # the GPU's UUID hash, in the key, names the GPU already
         return values
 
     def engine_config(self) -> EngineConfig:

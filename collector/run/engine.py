@@ -1,5 +1,9 @@
 """The measurement engine: windows of back-to-back generate calls, read against the energy counter.
 
+On a GPU without a (trustworthy) counter (:func:`~ecocompute.collector.device.gpu.energy_method` is
+``power_integral``) the counter reads are replaced by two power readings, each window's energy is the sampler's
+integral, and the window keeps its power readings and their coverage for the validator; idle power likewise.
+
 Torch-agnostic: it drives :class:`Runner` objects (one per precision) and a
 :class:`~ecocompute.collector.device.gpu.GpuMonitor`. A window is a random 0-100 ms delay, a synchronize,
 a counter read, back-to-back ``generate_once`` calls until ``window_s`` has passed, a synchronize and a
@@ -19,10 +23,10 @@ import os
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from ecocompute.collector.device.gpu import GpuMonitor
-from ecocompute.collector.device.sampler import PowerSampler
+from ecocompute.collector.device.gpu import GpuMonitor, energy_method
+from ecocompute.collector.device.sampler import PowerSampler, WindowPower
 from ecocompute.collector.errors import NvmlReadError
 from ecocompute.collector.host import host
 from ecocompute.collector.host.clock import Clock
@@ -146,11 +150,17 @@ class Engine:
         self._rng = random.Random(config.seed)
         self._on_progress = on_progress
         self._on_spread = on_spread
+        self.counter = energy_method(gpu).counter
 
     # --- one window ------------------------------------------------------------------------
 
     def read_counter(self) -> tuple[float, float]:
-        """(time, energy) of one counter read; the time is the middle of the read (~4 ms on an H200)."""
+        """(time, energy) of one counter read; the time is the middle of the read (~4 ms on an H200).
+
+        Without a counter: (time, 0) of one power reading kept by the sampler, which the window integrates.
+        """
+        if not self.counter:
+            return self.sampler.sample_now().t_s, 0.0
         before_s = self.clock.monotonic()
         energy_j = self.gpu.energy_j()
         after_s = self.clock.monotonic()
@@ -168,7 +178,8 @@ class Engine:
         t0, e0 = self.read_counter()
         self.clock.sleep(duration_s)
         t1, e1 = self.read_counter()
-        return _counter_delta(e0, e1) / (t1 - t0)
+        energy_j = _counter_delta(e0, e1) if self.counter else self.sampler.window(t0, t1).energy_j
+        return energy_j / (t1 - t0)
 
     def other_gpu_processes(self) -> int | None:
         """Processes on the GPU other than this one (None when NVML cannot list them)."""
@@ -201,11 +212,12 @@ class Engine:
         steal_s = None if steal0_s is None or steal1_s is None else max(0.0, steal1_s - steal0_s)
         own_cpu_s = max(0.0, cpu1_s - cpu0_s)
         busy_cpus = host.others_busy_cpus(busy0_s, busy1_s, own_cpu_s, t1 - t0)
+        energy_j = _counter_delta(e0, e1) if self.counter else power.energy_j
         return Window(
             index=index,
             started_at=started_at,
             duration_s=round(t1 - t0, 6),
-            energy_j=round(_counter_delta(e0, e1), 6),
+            energy_j=round(energy_j, 6),
             energy_j_power_integrated=round(power.energy_j, 6),
             tokens=tokens,
             generate_calls=calls,
@@ -222,6 +234,7 @@ class Engine:
             power_limit_w=power_limit_w,
             recompiles=None if compiles0 is None or compiles1 is None else max(0, compiles1 - compiles0),
             host_others_busy_cpus=None if busy_cpus is None else round(busy_cpus, 3),
+            **({} if self.counter else counterless_fields(power)),
         )
 
     def _generate_for(self, runner: Runner, t0: float, min_calls: int) -> tuple[int, int]:
@@ -315,6 +328,19 @@ class Engine:
     def _notify(self, state: MeasurementState, window: Window | None, warmup: bool) -> None:
         if self._on_progress is not None:
             self._on_progress(state, window, warmup)
+
+
+def counterless_fields(power: WindowPower) -> dict[str, Any]:
+    """What a window measured by integrated power keeps for the validator: its readings and their coverage."""
+    cov = power.coverage
+    if cov is None:  # pragma: no cover - summarize always sets it
+        raise ValueError("a window without the coverage of its power readings")
+    return {
+        "power_trace": [(round(t, 4), round(w, 3)) for t, w in power.points],
+        "power_first_sample_s": round(cov.first_sample_s, 6),
+        "power_last_sample_gap_s": round(cov.last_sample_gap_s, 6),
+        "power_max_gap_s": round(cov.max_gap_s, 6),
+    }
 
 
 def _call(fn: Callable[[], _T]) -> _T:

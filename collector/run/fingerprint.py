@@ -35,6 +35,7 @@ def hardware(gpu: GpuInfo) -> Hardware:
         cpu_count=host.cpu_count(),
         host_os=host.host_os()[:512],
         memory_host_mib=host.host_memory_mib(),
+        vendor=gpu.vendor,
     )
 
 

@@ -1,5 +1,8 @@
 """Before any model loads: the signing key is tried, and the GPU is probed once and shown as one checklist.
 
+A GPU that cannot be measured at all (no energy counter and no power reading: Jetson's NVML, a MIG slice, a
+compute partition) is refused here, with the reason (:func:`refuse_unmeasurable`).
+
 The settings the validator would refuse are :meth:`RunConfig.validator_problems`; this module adds what needs
 the outside world: ``ssh-keygen`` and the key (:func:`try_key`), and the GPU's state (:func:`gpu_checklist`).
 """
@@ -12,7 +15,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecocompute.collector.device.gpu import GpuInfo, GpuMonitor
+from ecocompute.collector.device.gpu import EnergyMethod, GpuInfo, GpuMonitor, energy_method
+from ecocompute.collector.errors import MigEnabledError, NoEnergyCounterError
 from ecocompute.schema.errors import UsageError
 
 TEST_MESSAGE = b"ecocompute preflight: can this key sign?\n"
@@ -74,6 +78,37 @@ def try_key(key: Path) -> None:
                          "pass a working private key, or drop --key and sign later")  # fmt: skip
 
 
+def refuse_unmeasurable(info: GpuInfo, gpu: GpuMonitor) -> EnergyMethod:
+    """How the GPU's energy will be measured; a GPU that reports neither counter nor power is refused, with why."""
+    if info.mig_mode:
+        raise MigEnabledError(
+            f"GPU {info.index} ({info.gpu_name}) is partitioned (MIG): a slice has no energy counter or power "
+            "reading of its own; measure the whole GPU with MIG off"
+        )
+    method = energy_method(gpu)
+    if method.source is None:
+        raise NoEnergyCounterError(
+            f"GPU {info.index} ({info.gpu_name}) cannot be measured: {method.reason}. ecocompute needs an energy "
+            "counter or a power reading (Jetson boards report neither through NVML)"
+        )
+    return method
+
+
+def _energy_item(method: EnergyMethod) -> CheckItem:
+    if method.counter:
+        library = (
+            "amdsmi's energy accumulator" if method.source == "amdsmi_energy_counter" else "NVML's total-energy counter"
+        )
+        return CheckItem(
+            "energy counter", "present", True, f"every window's energy is read from {library} (no sampling gaps)"
+        )
+    return CheckItem(
+        "energy counter", "absent: power integrated", False,
+        f"{method.reason}; each window's energy is the integral of power sampled at 10 Hz, recorded as "
+        "power_integral and judged by the validator's counterless rules (docs/counterless.md)",
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class CheckItem:
     """One line of the GPU checklist: what was found, whether it is as it should be, and what it means."""
@@ -89,8 +124,7 @@ def gpu_checklist(info: GpuInfo, gpu: GpuMonitor, others: int | None, allow_shar
     limit_ok = info.power_limit_w == info.default_power_limit_w
     sm_mhz, temp_c, reasons = gpu.sm_clock_mhz(), gpu.temperature_c(), gpu.throttle_reasons()
     return [
-        CheckItem("energy counter", "present", True,
-                  "every window's energy is read from NVML's total-energy counter (no sampling gaps)"),
+        _energy_item(energy_method(gpu)),
         CheckItem("MIG", "off", not info.mig_mode,
                   "MIG instances have no energy counter of their own; the whole GPU is measured"),
         CheckItem("persistence mode", "on" if info.persistence_mode else "off", info.persistence_mode,

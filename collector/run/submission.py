@@ -9,13 +9,14 @@ import contextlib
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ecocompute import __version__
-from ecocompute.collector.device.gpu import GpuInfo
+from ecocompute.collector.device.gpu import NVML_COUNTER, EnergyMethod, EnergySource, GpuInfo
+from ecocompute.collector.errors import NoEnergyCounterError
 from ecocompute.collector.host import process
 from ecocompute.collector.run import fingerprint
 from ecocompute.collector.run.config import Destination, RunConfig
@@ -38,6 +39,7 @@ from ecocompute.schema.models import (
 
 if TYPE_CHECKING:
     from ecocompute.collector.model.backend import ModelInfo
+    from ecocompute.collector.model.engines import EngineInfo
 
 TEST_RUN_NOTE = "TEST RUN on {device}: the model did not run on the measured GPU; not a measurement."
 
@@ -82,6 +84,9 @@ class RunOutcome:
     attn_implementation: str | None
     power_sampling_hz: float
     random_delay_max_s: float
+    energy: EnergyMethod = NVML_COUNTER
+    engine: EngineInfo | None = None
+    quantization_types: dict[Precision, str | None] = field(default_factory=dict)
 
 
 def build_submission(config: RunConfig, dest: Destination, outcome: RunOutcome, info: GpuInfo, software: Software,
@@ -116,9 +121,11 @@ def build_submission(config: RunConfig, dest: Destination, outcome: RunOutcome, 
             prompt_tokens=config.prompt_tokens, new_tokens=config.new_tokens, decoding="greedy",
             prompt_sha256=outcome.prompt_sha256, stack=config.stack,
             attn_implementation=outcome.attn_implementation,
+            **_engine_fields(outcome.engine),
         ),
         method=Method(
-            energy_source="nvml_total_energy_counter", power_sampling_hz=outcome.power_sampling_hz,
+            energy_source=_energy_source(outcome.energy), counter_absent_reason=outcome.energy.reason,
+            power_sampling_hz=outcome.power_sampling_hz,
             window_min_s=config.window_s, warmup_windows=config.warmup_windows, min_windows=config.min_windows,
             max_windows=config.max_windows, target_ci_pct=config.target_ci_pct,
             order="interleaved" if interleaved else "blocked", random_delay_max_s=outcome.random_delay_max_s,
@@ -133,19 +140,34 @@ def build_submission(config: RunConfig, dest: Destination, outcome: RunOutcome, 
             duration_s=config.idle_s, model_loaded_before=outcome.idle.model_loaded_before,
             model_loaded_after=outcome.idle.model_loaded_after,
         ),
-        measurements=[_measurement(m, outcome.compiled.get(m.precision)) for m in state.measurements.values()],
+        measurements=[_measurement(m, outcome.compiled.get(m.precision), outcome.quantization_types.get(m.precision))
+                      for m in state.measurements.values()],
         notes=" ".join(notes)[:4000] or None,
         example=test_run,
     )  # fmt: skip
     return Submission(schema_version=SCHEMA_VERSION, payload=payload)
 
 
+def _energy_source(method: EnergyMethod) -> EnergySource:
+    if method.source is None:  # the preflight refuses such a GPU before anything is measured
+        raise NoEnergyCounterError(f"no energy source to record: {method.reason}")
+    return method.source
+
+
 def _cv_pct(m: MeasurementState) -> float:
     return derive(m.windows, 0.0).cv_pct
 
 
-def _measurement(m: MeasurementState, compiled: bool | None) -> Measurement:
+def _engine_fields(engine: EngineInfo | None) -> dict[str, Any]:
+    if engine is None:
+        return {}
+    flags = {k[:64]: v[:512] for k, v in engine.build.items() if k and v}
+    return {"engine": engine.name, "engine_version": engine.version[:512] or None, "engine_build_flags": flags or None}
+
+
+def _measurement(m: MeasurementState, compiled: bool | None, quantization_type: str | None) -> Measurement:
     return Measurement(
         precision=m.precision, quantization=m.quantization, windows=m.windows, warmup=m.warmup,
         quality=m.quality, error=m.error, memory_allocated_mib=m.memory_allocated_mib, compiled=compiled,
+        quantization_type=quantization_type,
     )  # fmt: skip

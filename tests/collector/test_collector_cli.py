@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from collector_fakes import DRIVER_NOT_LOADED, LIBRARY_NOT_FOUND, FakePynvml, FastClock
+from collector_fakes import DRIVER_NOT_LOADED, LIBRARY_NOT_FOUND, NOT_SUPPORTED, FakePynvml, FastClock
 
 from ecocompute.cli import main
 from ecocompute.collector import cli as collector_cli
@@ -66,10 +66,13 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        ({"init_error": LIBRARY_NOT_FOUND}, "error: no NVIDIA GPU or driver found: "),
+        ({"init_error": LIBRARY_NOT_FOUND}, "no NVIDIA GPU or driver found: "),
         ({"init_error": DRIVER_NOT_LOADED}, "run on a machine with an NVIDIA GPU"),
-        ({"gpu_count": 0}, "error: no NVIDIA GPU or driver found"),
-        ({"energy_supported": False}, "has no total-energy counter (needs Volta or newer): ecocompute cannot measure"),
+        ({"gpu_count": 0}, "no NVIDIA GPU or driver found"),
+        (
+            {"energy_supported": False, "fail": {"nvmlDeviceGetPowerUsage": NOT_SUPPORTED}},
+            "error: GPU 0 (NVIDIA H200) cannot be measured: NVML: nvmlDeviceGetTotalEnergyConsumption is NOT_SUPPORTED",
+        ),
         ({"mig": True}, "error: MIG is enabled on GPU 0: disable it"),
         ({"processes": [4242]}, "pass --allow-shared"),
     ],

@@ -74,6 +74,15 @@ def mutated(change: Callable[[Doc], None], **kwargs: Any) -> Doc:
     return doc
 
 
+def mutated_counterless(change: Callable[[Doc], None]) -> Doc:
+    """The base document as a power_integral file, readings kept in window 1 only (small files), after ``change``."""
+    doc = counterless(base(), keep_trace=False)
+    window, traced = windows(doc)[1], windows(counterless(base()))[1]
+    window["power_trace"] = traced["power_trace"]
+    change(doc)
+    return doc
+
+
 def _set(path: str, value: Any) -> Callable[[Doc], None]:
     def change(doc: Doc) -> None:
         target: Any = doc
@@ -186,6 +195,41 @@ def _errored_with_windows(doc: Doc) -> None:
     doc["payload"]["measurements"][1]["error"] = "CUDA out of memory"
 
 
+COUNTERLESS_PERIOD_S = 0.1
+
+
+def counterless(doc: Doc, *, keep_trace: bool = True) -> Doc:
+    """``doc`` as a 1.2 power_integral file: each window's power constant, read every 0.1 s and at both ends."""
+    doc = copy.deepcopy(doc)
+    doc["schema_version"] = "1.2"
+    doc["payload"]["method"].update(energy_source="power_integral", counter_absent_reason="NVML: NOT_SUPPORTED")
+    for m in doc["payload"]["measurements"]:
+        for w in (*m["windows"], *m["warmup"]):
+            power_w = w["energy_j"] / w["duration_s"]
+            steps = int(w["duration_s"] / COUNTERLESS_PERIOD_S)
+            times = [round(k * COUNTERLESS_PERIOD_S, 4) for k in range(steps + 1)] + [w["duration_s"]]
+            w.update(energy_j_power_integrated=w["energy_j"], power_samples=len(times), power_first_sample_s=0.0,
+                     power_last_sample_gap_s=0.0, power_max_gap_s=COUNTERLESS_PERIOD_S)  # fmt: skip
+            if keep_trace:
+                w["power_trace"] = [[t, power_w] for t in times]
+    return doc
+
+
+def _trace_gap(doc: Doc) -> None:
+    w = windows(doc)[1]
+    w["power_trace"] = [p for p in w["power_trace"] if not 3.0 < p[0] < 3.7]
+
+
+def _trace_scaled(doc: Doc) -> None:
+    w = windows(doc)[1]
+    w["power_trace"] = [[t, round(watts * 1.03, 6)] for t, watts in w["power_trace"]]
+
+
+def _unrecorded(doc: Doc) -> None:
+    w = windows(doc)[1]
+    del w["power_trace"], w["power_max_gap_s"]
+
+
 SIGNED_CASES: dict[str, Callable[[], Doc]] = {
     "E-VERSION": lambda: mutated(_set("schema_version", "2.0")),
     "E-SCHEMA": lambda: mutated(lambda d: d["payload"]["hardware"].pop("gpu_arch")),
@@ -231,6 +275,11 @@ SIGNED_CASES: dict[str, Callable[[], Doc]] = {
     "W-THROTTLE": lambda: mutated(_set("payload.measurements.0.windows.0.throttle_reasons", ["sw_thermal_slowdown"])),
     "W-SHARED": lambda: mutated(_set("payload.measurements.0.windows.0.other_gpu_processes", 1)),
     "W-EXAMPLE": lambda: base() | {"payload": submission_document(SEED, login=LOGIN)["payload"]},
+    # power_integral files (validate/counterless.py)
+    "E-SAMPLING": lambda: counterless(mutated(_set("payload.method.power_sampling_hz", 2.0)), keep_trace=False),
+    "E-COVERAGE": lambda: mutated_counterless(_trace_gap),
+    "E-INTEGRAL-RECOMPUTED": lambda: mutated_counterless(_trace_scaled),
+    "E-COUNTERLESS-RECORD": lambda: mutated_counterless(_unrecorded),
 }  # fmt: skip
 
 
