@@ -120,7 +120,7 @@ def collect_command(
         RunConfig.gpu_vendor, "--gpu-vendor", help="auto (NVML, then amdsmi), nvidia or amd."
     ),
     engine: str = typer.Option(
-        "transformers", "--engine", help="Inference engine: transformers or llama.cpp (recorded in the workload)."
+        RunConfig.engine, "--engine", help="Inference engine: transformers or llama.cpp (recorded in the workload)."
     ),
     allow_shared: bool = typer.Option(False, "--allow-shared", help="Measure even if other processes use the GPU."),
     perplexity: bool = typer.Option(False, "--perplexity", help="Also the perplexity on a fixed text (--model)."),
@@ -167,7 +167,7 @@ def collect_command(
         order=order, cooldown_s=cooldown_s, idle_s=idle_s, idle_settle_s=idle_settle_s, seed=seed,
         device_index=device_index, allow_shared=allow_shared, perplexity=perplexity, torch_device=torch_device,
         pause_gc=gc_knob, cpu_affinity=None if cpu_affinity is None else parse_cpu_list(cpu_affinity), nice=nice,
-        on_spread=on_spread, gpu_vendor=gpu_vendor,
+        on_spread=on_spread, gpu_vendor=gpu_vendor, engine=engine,
     )  # fmt: skip
     dest = Destination(signer=signer, key=key, out_dir=out_dir, state_dir=state_dir, weights_cache=weights_cache,
                        resume=resume)  # fmt: skip

@@ -50,6 +50,7 @@ class RunConfig:
     nice: int | None = None
     on_spread: OnSpread = EngineConfig.on_spread
     gpu_vendor: str = "auto"
+    engine: str = "transformers"
 
     def check(self) -> None:
         """Raise UsageError on settings that cannot make a valid submission."""
@@ -103,6 +104,8 @@ class RunConfig:
         values["stack"] = self.stack.value
         values.pop("on_spread")  # what to do about a wide spread does not change what is measured
         values.pop("gpu_vendor")  # the GPU's UUID hash, in the key, names the GPU already
+        if self.engine == "transformers":
+            values.pop("engine")  # state files of runs from before there were engines keep their names
         return values
 
     def engine_config(self) -> EngineConfig:
