@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -17,11 +17,17 @@ ARTIFACT = "artifact.json"
 
 def gpu_table() -> list[dict[str, Any]]:
     """The cards the estimator knows, with their architecture and aliases (``estimate/data/gpus.csv``)."""
+    return [{"name": name, "arch": arch, "aliases": list(aliases)} for name, arch, aliases in _gpu_rows()]
+
+
+@cache
+def _gpu_rows() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """The CSV read once per process (a build resolves every run's GPU through it)."""
     text = resources.files("ecocompute.estimate").joinpath("data", "gpus.csv").read_text(encoding="utf-8")
-    return [
-        {"name": row["name"], "arch": row["arch"], "aliases": [a for a in row["aliases"].split(";") if a]}
+    return tuple(
+        (row["name"], row["arch"], tuple(a for a in row["aliases"].split(";") if a))
         for row in csv.DictReader(text.splitlines())
-    ]
+    )
 
 
 def check_artifact(data: Any, where: str) -> dict[str, Any]:
