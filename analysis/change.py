@@ -19,7 +19,7 @@ import polars as pl
 from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import as_polars, like_input, require_columns, with_null_columns
 from ecocompute.schema.derive import t_quantile_975
-from ecocompute.schema.models import Precision
+from ecocompute.schema.models import ENGINE, Precision
 
 BASELINES = ("fp16", "bf16")
 PRECISION_ORDER = tuple(p.value for p in Precision)  # the enum's order: baselines, 8-bit, 4-bit
@@ -56,7 +56,8 @@ def usable_measurements(measurements: pl.DataFrame) -> pl.DataFrame:
     rather than failing, and every result still names ``new_tokens``.
     """
     require_columns(measurements, MEASUREMENT_COLUMNS, "measurements")
-    measurements = with_null_columns(measurements, {"prompt_tokens": pl.Int64})
+    measurements = with_null_columns(measurements, {"prompt_tokens": pl.Int64, "engine": pl.String})
+    measurements = measurements.with_columns(pl.col("engine").fill_null(ENGINE))  # tables before engines: transformers
     return measurements.filter(
         pl.col("error").is_null() & (pl.col("n_windows") > 0) & pl.col("j_per_token_mean").is_not_null()
     )

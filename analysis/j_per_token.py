@@ -15,6 +15,7 @@ from ecocompute.schema.models import Stack
 
 J_PER_TOKEN_KEYS = (
     "gpu_name",
+    "engine",  # llama.cpp's fp16 and transformers' are different cells
     STACK,
     "batch_size",
     *WORKLOAD_KEYS,
@@ -97,7 +98,9 @@ def jpt_table(measurements: Any) -> Any:
 
 
 COMPILED_STACKS = tuple(s.value for s in Stack if s.static_cache)
-STACK_KEYS = ("gpu_name", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
+STACK_KEYS = (
+    "gpu_name", "engine", "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision"
+)  # fmt: skip
 
 
 def _stack_side(stack: str, column: str = "j_per_token", side: str | None = None) -> pl.Expr:
