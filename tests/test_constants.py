@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 from pathlib import Path
 
 from ecocompute.analysis import change, defaults, j_per_token
@@ -44,6 +45,6 @@ def test_the_trace_recorder_period_is_the_record_trace_default() -> None:
 
     from ecocompute.collector.cli import record_trace_command
 
-    default = record_trace_command.__defaults__[4].default  # type: ignore[index]
+    default = inspect.signature(record_trace_command).parameters["period_s"].default.default
     assert default == trace.DEFAULT_PERIOD_S == PERIOD_S
     assert sampler.DEFAULT_PERIOD_S > trace.DEFAULT_PERIOD_S  # the sampler's period is its own, not the trace's
