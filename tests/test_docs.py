@@ -20,9 +20,7 @@ HAND_WRITTEN = sorted(
 )
 # Docs of other owners that still carry figures; each is expected to fail until its figures move into finding spans
 # (then this entry goes: the xfail is strict).
-PENDING = {
-    "docs/dataset.md": "dataset's page: crossover examples and the scale benchmark's figures typed in by hand",
-}
+PENDING: dict[str, str] = {}
 # Numbers with a unit that are parameters of the method or the tools, not measurements.
 NOT_FINDINGS = {
     "2%": "the validator's default CV gate, and its counter-vs-integral warning level",
