@@ -150,7 +150,9 @@ def show(
         raise typer.Exit(1)
 
 
-schema_app = typer.Typer(help="The submission JSON Schema.", no_args_is_help=True)
+schema_app = typer.Typer(
+    help="The submission JSON Schema.\n\nExample: ecocompute schema export --check", no_args_is_help=True
+)
 
 
 @schema_app.command("export")
