@@ -7,7 +7,6 @@ Parsing and printing only; the work is in :mod:`ecocompute.collector.run.collect
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -171,23 +170,21 @@ def collect_command(
     )  # fmt: skip
     dest = Destination(signer=signer, key=key, out_dir=out_dir, state_dir=state_dir, weights_cache=weights_cache,
                        resume=resume)  # fmt: skip
-    result = collect(
-        config, dest, Environment(make_backend=_engine_backend(engine, config), view=make_view(out, quiet))
-    )
+    _check_engine(config)
+    result = collect(config, dest, Environment(view=make_view(out, quiet)))
     _report(result, signer, key)
 
 
-def _engine_backend(name: str, config: RunConfig) -> Any:
-    """The registered engine's backend factory, once its precisions and stack are known to be its own."""
+def _check_engine(config: RunConfig) -> None:
+    """Refuse precisions and a stack that are not the engine's own, before anything is measured."""
     from ecocompute.collector.model.engines import engine_spec
     from ecocompute.collector.model.precisions import check_engine
 
-    spec = engine_spec(name)
+    spec = engine_spec(config.engine)
     check_engine(config.precisions, spec.name)
     if config.stack not in spec.stacks:
         raise UsageError(f"--stack {config.stack.value} is not one the {spec.name} engine runs: pass --stack "
                          + " or ".join(s.value for s in spec.stacks))  # fmt: skip
-    return spec.make_backend
 
 
 def _report(result: Result, signer: str, key: Path | None) -> None:

@@ -23,6 +23,7 @@ from ecocompute.collector.host import process
 from ecocompute.collector.host.clock import Clock, SystemClock
 from ecocompute.collector.model.backend import Backend, LoadedRunner, cuda_device_for, hf_backend
 from ecocompute.collector.model.corpus import corpus
+from ecocompute.collector.model.engines import engine_spec
 from ecocompute.collector.model.precisions import SPECS
 from ecocompute.collector.run import fingerprint
 from ecocompute.collector.run.config import Destination, RunConfig
@@ -43,7 +44,7 @@ from ecocompute.collector.run.submission import IdleReadings, RunOutcome, build_
 from ecocompute.schema.errors import EcocomputeError
 
 if TYPE_CHECKING:
-    from ecocompute.collector.model.engines import EngineInfo, EngineSpec
+    from ecocompute.collector.model.engines import EngineInfo
 from ecocompute.schema.io import write_submission
 from ecocompute.schema.models import Precision, Quality, Submission
 from ecocompute.schema.paths import submission_relpath
@@ -68,19 +69,13 @@ class Environment:
     """The world a run touches; tests replace parts of it (a fake NVML, a failing backend)."""
 
     open_gpu: Callable[[int, str, Clock], GpuMonitor] = open_any_gpu
-    make_backend: Callable[[RunConfig, Destination, str], Backend] = hf_backend
+    make_backend: Callable[[RunConfig, Destination, str], Backend] | None = None
+    """The backend factory (None: the registered one of ``RunConfig.engine``); tests pass their own."""
     clock: Clock = field(default_factory=SystemClock)
     view: View = field(default_factory=SilentView)
     software: Callable[[str], Any] = fingerprint.software
     engine_info: Callable[[str], EngineInfo] | None = None
     """The workload's engine record by engine name (None: the registered engine's ``info()``)."""
-
-
-def engine_of(env: Environment) -> EngineSpec:
-    """The registered engine whose backend factory the run uses (a test's own factory: transformers')."""
-    from ecocompute.collector.model.engines import ENGINES
-
-    return next((s for s in ENGINES.values() if s.make_backend is env.make_backend), ENGINES["transformers"])
 
 
 class RunInterruptedError(EcocomputeError):
@@ -217,8 +212,8 @@ class Session:
         self.notes: list[str] = []
         self.compiled: dict[Precision, bool] = {}
         self.device = config.torch_device or cuda_device_for(gpu)
-        self.backend = env.make_backend(config, dest, self.device)
-        self.spec = engine_of(env)
+        self.spec = engine_spec(config.engine)
+        self.backend = (env.make_backend or self.spec.make_backend)(config, dest, self.device)
         self.sampler = PowerSampler(gpu, env.clock)
         self.spread: dict[Precision, SpreadVerdict] = {}
         own = 1 if self.device.startswith("cuda") else 0

@@ -289,7 +289,6 @@ class Collected:
 @pytest.fixture(scope="module")
 def collected(gguf_root: Path, tmp_path_factory: pytest.TempPathFactory, keys: Any) -> Iterator[Collected]:
     """``collect`` with llama.cpp as the engine: FP16, Q8_0, Q4_K_M interleaved, 10 s windows at 40x time."""
-    from ecocompute.collector.model.engines import ENGINES
 
     root = tmp_path_factory.mktemp("llamacpp-collect")
     with pytest.MonkeyPatch.context() as patch:
@@ -298,10 +297,11 @@ def collected(gguf_root: Path, tmp_path_factory: pytest.TempPathFactory, keys: A
             precisions=GGUF_PRECISIONS, arch=ARCH, batch_size=BATCH, prompt_tokens=PROMPT, new_tokens=NEW,
             window_s=10.0, warmup_windows=1, min_windows=3, max_windows=3, idle_s=4.0, idle_settle_s=0.0,
             torch_device="cpu", stack=Stack.EAGER, pause_gc=False,  # gc.collect() before each window is slow here
+            engine="llama.cpp",
         )  # fmt: skip
         dest = Destination(signer=keys.login, key=keys.ed25519, out_dir=root / "submissions",
                            state_dir=root / "state", weights_cache=gguf_root)  # fmt: skip
-        env = Environment(make_backend=ENGINES["llama.cpp"].make_backend, clock=clock, view=SilentView())
+        env = Environment(clock=clock, view=SilentView())  # the backend: the registry's, for config.engine
         yield Collected(collect(config, dest, env), root)
 
 
