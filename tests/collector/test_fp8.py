@@ -224,6 +224,33 @@ def test_fp8_wo_loads_through_torchao_and_records_its_whole_config(tiny: weights
 
 
 @needs_torchao
+def test_fp8_dyn_records_both_granularities_and_its_matmul_config() -> None:
+    import transformers
+
+    config = hf._json_safe(hf.quantization_config(Precision.FP8_DYN).to_dict())
+    assert isinstance(config, dict) and config["quant_method"] == "torchao"
+    ao = config["quant_type"]["default"]
+    assert ao["_type"] == "Float8DynamicActivationFloat8WeightConfig"
+    assert [g["_type"] for g in ao["_data"]["granularity"]] == ["PerRow", "PerRow"]  # activations, weights
+    assert ao["_data"]["activation_dtype"]["_data"] == ao["_data"]["weight_dtype"]["_data"] == "float8_e4m3fn"
+    assert ao["_data"]["mm_config"]["_data"]["use_fast_accum"] is True
+    assert ao["_data"]["set_inductor_config"] is False
+    assert isinstance(hf.quantization_config(Precision.FP8_WO), transformers.TorchAoConfig)
+
+
+@needs_torchao
+@pytest.mark.parametrize("stack", [Stack.COMPILED, Stack.COMPILED_ALL])
+def test_transformers_compiles_torchao_models_on_both_compiled_stacks(tiny: weights.ModelSource, stack: Stack) -> None:
+    """Unlike bitsandbytes' quantizer, torchao's says it is compileable: compiled and compiled-all run FP8 alike."""
+    runner = tiny_backend(tiny, stack=stack).load(Precision.FP8_WO)
+    quantizer = runner.model.hf_quantizer
+    assert quantizer.is_compileable is True and type(quantizer).__name__ == "TorchAoHfQuantizer"  # not swapped
+    assert runner.generation_config.cache_implementation == "static"
+    assert runner.generate_once() == 12
+    runner.close()
+
+
+@needs_torchao
 def test_fp8_dyn_is_refused_on_cpu_before_its_weights_load(tiny: weights.ModelSource,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     from_pretrained: list[Any] = []
@@ -265,9 +292,9 @@ def test_a_whole_fp8_wo_run_on_cpu_writes_a_valid_submission(nvml: FakePynvml, t
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("stack", list(Stack))
+@pytest.mark.parametrize("stack", [Stack.EAGER, Stack.COMPILED_ALL])  # compiled runs these as compiled-all does
 @pytest.mark.parametrize("precision", FP8, ids=[p.value for p in FP8])
-def test_fp8_loads_and_generates_on_the_gpu_on_every_stack(tiny: weights.ModelSource, precision: Precision,
+def test_fp8_loads_and_generates_on_the_gpu_eager_and_compiled(tiny: weights.ModelSource, precision: Precision,
                                                            stack: Stack) -> None:  # fmt: skip
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available() or torch.cuda.get_device_capability(0) < torchao_fp8.MIN_COMPUTE_CAPABILITY:
@@ -278,4 +305,6 @@ def test_fp8_loads_and_generates_on_the_gpu_on_every_stack(tiny: weights.ModelSo
     runner.synchronize()
     assert runner.quantization is not None and runner.quantization["float8_linears"] == 14
     assert runner.compiled is (stack is not Stack.EAGER)  # transformers compiles torchao models on its own
+    if stack is Stack.COMPILED_ALL:
+        assert hf.mark_compileable(runner.model) is False  # not bitsandbytes: nothing for compiled-all to change
     runner.close()
