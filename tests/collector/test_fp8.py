@@ -32,6 +32,7 @@ from ecocompute.collector.run.preflight import refuse_without_fp8
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.io import load_submission
 from ecocompute.schema.models import Precision, Stack, Submission, newer_than
+from ecocompute.validate.core import validate_files
 
 HAS_TORCHAO = importlib.util.find_spec("torchao") is not None
 CI_INSTALLS_IT = "fp8" in (Path(__file__).parents[2] / "Makefile").read_text(encoding="utf-8")
@@ -269,11 +270,11 @@ def test_a_model_torchao_left_16_bit_is_refused() -> None:
 
 @needs_torchao
 def test_a_whole_fp8_wo_run_on_cpu_writes_a_valid_submission(nvml: FakePynvml, tmp_path: Path,
-                                                             random_init_weights: Path,
+                                                             random_init_weights: Path, keys: Any,
                                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     short = ["--prompt-tokens", "8", "--new-tokens", "8", "--min-windows", "3", "--max-windows", "3",
              "--warmup-windows", "0", "--idle-s", "2"]  # fmt: skip
-    args = collect_args(tmp_path, random_init_weights, "fp16,fp8-wo", *short)
+    args = collect_args(tmp_path, random_init_weights, "fp16,fp8-wo", *short, "--key", str(keys.ed25519))
     assert main(args) == 0, capsys.readouterr().err
     (path,) = (tmp_path / "submissions").rglob("*.json")
     submission = load_submission(path)
@@ -286,6 +287,12 @@ def test_a_whole_fp8_wo_run_on_cpu_writes_a_valid_submission(nvml: FakePynvml, t
     assert fp8.quantization_type is None  # transformers has no weight-format name of its own; the config says it
     flags = payload.workload.engine_build_flags or {}
     assert flags["torchao"] == importlib.metadata.version("torchao")
+    (found,) = validate_files([path], allowed_signers=keys.allowed_signers, submissions_root=tmp_path / "submissions",
+                              max_cv_pct=1000.0)  # fmt: skip
+    # signed, within an H200's physics; the one finding is this CPU torch's missing CUDA runtime
+    assert [f"{f.code}: {f.message}" for f in found.errors] == [
+        "E-FINGERPRINT: software.cuda_runtime is missing (None): record the real version"
+    ]
 
 
 # --- on the GPU (campaigns/fp8/tools/smoke.sh runs these on the H200) --------------------------------
