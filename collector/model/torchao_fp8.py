@@ -19,6 +19,7 @@ torch and torchao are imported inside the functions; :func:`fp8_problems` reads 
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import logging
 import re
 from collections.abc import Iterable
@@ -205,7 +206,7 @@ def footprint_bytes(model: Any) -> int:
 
 
 def loaded_record(model: Any) -> dict[str, Any]:
-    """What the workload adds to the TorchAoConfig of an FP8 model: torchao's version and the linears it made FP8.
+    """What the record adds to an FP8 model's TorchAoConfig: torchao's version, the linears it made FP8, the kernels.
 
     Raises ModelError when torchao quantized no linear at all (the precision would be a 16-bit model by another name).
     """
@@ -215,4 +216,9 @@ def loaded_record(model: Any) -> dict[str, Any]:
             f"torchao made none of the model's {total} linear layers FP8 (their dimensions must be multiples of 16): "
             "the run would measure a 16-bit model under an FP8 name"
         )
-    return {"torchao_version": _installed("torchao") or "unknown", "float8_linears": quantized, "linears": total}
+    return {
+        "torchao_version": _installed("torchao") or "unknown", "float8_linears": quantized, "linears": total,
+        # kernel_preference AUTO takes the mslk package's FP8 kernels where it is installed (sm90 or newer), else
+        # torch's own _scaled_mm: which one ran depends on it
+        "float8_kernels": "mslk" if importlib.util.find_spec("mslk") is not None else "torch",
+    }  # fmt: skip

@@ -215,6 +215,7 @@ def test_fp8_wo_loads_through_torchao_and_records_its_whole_config(tiny: weights
     assert config["torchao_version"] == importlib.metadata.version("torchao")
     # every decoder linear is FP8; lm_head stays 16-bit (transformers leaves it out, as for bitsandbytes)
     assert (config["float8_linears"], config["linears"]) == (2 * 7, 2 * 7 + 1)
+    assert config["float8_kernels"] == ("mslk" if importlib.util.find_spec("mslk") else "torch")
     # the memory record counts each FP8 weight at one byte (plus a scale a row), not at its outer fp16
     fp16 = tiny_backend(tiny).load(Precision.FP16)
     linears = [m for m in fp16.model.model.layers.modules() if isinstance(m, type(layer))]
