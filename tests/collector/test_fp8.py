@@ -100,6 +100,27 @@ def test_a_file_labelled_before_1_2_cannot_hold_fp8(precision: Precision) -> Non
     assert newer_than(payload, "1.2") == []
 
 
+def test_fp8_rows_reach_the_dataset_tables_and_the_change_table() -> None:
+    """The tables keep FP8 rows with their config, and the analysis sorts them after the 16-bit baselines."""
+    from factories import submission_document
+
+    from ecocompute.analysis import change_table
+    from ecocompute.analysis.change import precision_rank
+    from ecocompute.schema.tables import measurement_rows, measurements_frame
+
+    document = submission_document(precisions=("fp16", "nf4", "bf16", "nf4-dq"))
+    document["schema_version"] = "1.2"
+    measured = document["payload"]["measurements"]
+    measured[1].update(precision="fp8-wo", quantization={"quant_method": "torchao"})
+    measured[3].update(precision="fp8-dyn", quantization={"quant_method": "torchao"})
+    frame = measurements_frame(measurement_rows(Submission.model_validate(document)))
+    assert frame["precision"].to_list() == ["fp16", "fp8-wo", "bf16", "fp8-dyn"]
+    assert json.loads(frame["quantization_json"][1]) == {"quant_method": "torchao"}
+    assert sorted(frame["precision"], key=precision_rank) == ["fp16", "bf16", "fp8-wo", "fp8-dyn"]
+    changes = change_table(frame, precision="fp8-wo")
+    assert changes.height == 1 and changes["precision"].to_list() == ["fp8-wo"]
+
+
 # --- what the preflight refuses --------------------------------------------------------------------
 
 
