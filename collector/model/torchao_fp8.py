@@ -101,7 +101,7 @@ def fp8_problems(precisions: Iterable[Precision], *, vendor: str, compute_capabi
     if vendor != "nvidia":
         problems.append(
             f"{names}: FP8 through torchao is measured on NVIDIA GPUs only here ({gpu_name} is {vendor}; torchao's "
-            f"AMD FP8 is float8_e4m3fnuz on MI300, which ecocompute does not record): {drop}"
+            f"AMD FP8, float8_e4m3fnuz on MI300, has not been tried with the collector): {drop}"
         )
     else:
         cc = parse_compute_capability(compute_capability)
