@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the H200 machine: install the carried wheels into /tmp/site once (torch and transformers are the image's),
-# and bring back checkpoints a former session packed (campaigns/fp8/state/, carried; a checkpoint resumes only on
+# and bring back checkpoints a former session packed (campaigns/fp8/state/, in the tree; one resumes only on
 # the GPU that wrote it). Usage: source campaigns/fp8/tools/install.sh   (smoke.sh and start.sh do)
 if [ ! -f /tmp/site/.fp8-ready ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
