@@ -323,8 +323,9 @@ def test_a_whole_fp8_wo_run_on_cpu_writes_a_valid_submission(nvml: FakePynvml, t
 @pytest.mark.gpu
 @pytest.mark.parametrize("stack", [Stack.EAGER, Stack.COMPILED_ALL])  # compiled runs these as compiled-all does
 @pytest.mark.parametrize("precision", FP8, ids=[p.value for p in FP8])
-def test_fp8_loads_and_generates_on_the_gpu_eager_and_compiled(tiny: weights.ModelSource, precision: Precision,
-                                                           stack: Stack) -> None:  # fmt: skip
+def test_fp8_runs_on_the_gpu(
+    tiny: weights.ModelSource, precision: Precision, stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available() or torch.cuda.get_device_capability(0) < torchao_fp8.MIN_COMPUTE_CAPABILITY:
         pytest.fail("needs an NVIDIA GPU with compute capability 8.9 or newer")
@@ -332,6 +333,13 @@ def test_fp8_loads_and_generates_on_the_gpu_eager_and_compiled(tiny: weights.Mod
     for _ in range(3):
         assert runner.generate_once() == 12
     runner.synchronize()
+    torch_kernels = runner.quantization is not None and runner.quantization["float8_kernels"] == "torch"
+    if stack is Stack.EAGER and torch_kernels:  # what multiplies: fp8-dyn calls torch's FP8 matmul, fp8-wo never
+        calls: list[int] = []
+        real = torch._scaled_mm
+        monkeypatch.setattr(torch, "_scaled_mm", lambda *a, **k: calls.append(1) or real(*a, **k))
+        runner.generate_once()
+        assert bool(calls) is (precision is Precision.FP8_DYN)
     assert runner.quantization is not None and runner.quantization["float8_linears"] == 14
     assert runner.compiled is (stack is not Stack.EAGER)  # transformers compiles torchao models on its own
     if stack is Stack.COMPILED_ALL:
