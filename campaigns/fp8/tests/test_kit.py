@@ -121,5 +121,7 @@ def test_the_4094_check(factors: tuple[float, ...], expected: str, tmp_path: Pat
     assert len(pairs) == len(factors) and {p.precision for p in pairs} == {"fp8-wo"}
     assert pairs[0].change_pct == pytest.approx((factors[0] - 1) * 100, rel=1e-6)
     assert all(p.ci_low_pct < p.change_pct < p.ci_high_pct for p in pairs)
+    assert {p.power_limit_w for p in pairs} == {700.0}
     text = anomaly.render(pairs)
+    assert text.count("| eager | 1 |") == len(factors)
     assert f"- eager, batch 1: {expected} (pytorch/ao#4094, fp8-wo against fp16)" in text

@@ -6,7 +6,8 @@ to the weight-only path: every call dequantizes the weights and multiplies at 16
 
 Here, for every submission that measured fp8-wo beside fp16 (and fp8-dyn beside bf16, the dtype of its model), the
 change in J/token with its 95% CI (delta method on the log of the ratio of the two means, Welch's degrees of
-freedom), tokens/s and mean power of each. The verdict for a stack, over the sizes measured on it:
+freedom), tokens/s and mean power of each, and the card's power limit. The verdict for a stack, over the sizes
+measured on it:
 
 - ``anomaly``: fp8-wo costs more than fp16 at every size (each CI above 0) and the penalty rises with size (the
   largest size's CI lies above the smallest's), as on the RTX 5090;
@@ -52,6 +53,7 @@ class Pair:
     baseline_tokens_per_s: float
     power_w: float
     baseline_power_w: float
+    power_limit_w: float
 
 
 def change_ci(fp8: Derived, base: Derived) -> tuple[float, float, float]:
@@ -79,7 +81,7 @@ def pairs_of(submission: Submission) -> list[Pair]:
             found.append(Pair(
                 p.submission_id, p.workload.architecture, p.workload.params_total, p.workload.stack.value,
                 p.workload.batch_size, precision, baseline, change, low, high, fp8.tokens_per_s, base.tokens_per_s,
-                fp8.power_w_mean, base.power_w_mean,
+                fp8.power_w_mean, base.power_w_mean, p.hardware.power_limit_w,
             ))  # fmt: skip
     return found
 
@@ -120,15 +122,15 @@ def render(pairs: list[Pair]) -> str:
         return "no submission with fp8-wo beside fp16 or fp8-dyn beside bf16 yet\n"
     out = [
         "| stack | batch | shape | params | precision | vs | J/token change (95% CI) | tokens/s | baseline tokens/s "
-        "| power W | baseline power W | submission |",
-        "|---|---:|---|---:|---|---|---|---:|---:|---:|---:|---|",
+        "| power W | baseline power W | power limit W | submission |",
+        "|---|---:|---|---:|---|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for q in sorted(pairs, key=lambda q: (q.stack, q.batch, q.precision, q.params_total, q.submission_id)):
         out.append(
             f"| {q.stack} | {q.batch} | {q.architecture} | {q.params_total / 1e9:.2f}B | {q.precision} | "
             f"{q.baseline} | {q.change_pct:+.1f}% ({q.ci_low_pct:+.1f} .. {q.ci_high_pct:+.1f}) | "
             f"{q.tokens_per_s:.1f} | {q.baseline_tokens_per_s:.1f} | {q.power_w:.0f} | {q.baseline_power_w:.0f} | "
-            f"`{q.submission_id}` |"
+            f"{q.power_limit_w:.0f} | `{q.submission_id}` |"
         )
     out.append("")
     for stack, batch in sorted({(q.stack, q.batch) for q in pairs}):
