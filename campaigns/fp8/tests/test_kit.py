@@ -125,3 +125,15 @@ def test_the_4094_check(factors: tuple[float, ...], expected: str, tmp_path: Pat
     text = anomaly.render(pairs)
     assert text.count("| eager | 1 |") == len(factors)
     assert f"- eager, batch 1: {expected} (pytorch/ao#4094, fp8-wo against fp16)" in text
+
+
+def test_every_path_the_scripts_name_is_in_the_tree() -> None:
+    path = re.compile(r"\b((?:campaigns|tests)/[\w./-]+\.(?:sh|py|txt))\b")
+    named = set()
+    for script in sorted((KIT / "tools").glob("*.sh")):
+        named |= set(path.findall(script.read_text(encoding="utf-8")))
+    assert "tests/collector/test_fp8.py" in named and "campaigns/fp8/tools/anomaly.py" in named
+    missing = sorted(name for name in named if not (ROOT / name).is_file())
+    assert not missing, missing
+    gpu_tests = (ROOT / "tests/collector/test_fp8.py").read_text(encoding="utf-8")
+    assert "@pytest.mark.gpu" in gpu_tests  # smoke.sh runs them with -m gpu
