@@ -16,13 +16,12 @@ from typing import Any
 
 import polars as pl
 
-from ecocompute.analysis.defaults import STACK
+from ecocompute.analysis.defaults import PRECISION_ORDER, STACK
 from ecocompute.analysis.frames import as_polars, like_input, require_columns, with_null_columns
 from ecocompute.schema.derive import t_quantile_975
-from ecocompute.schema.models import ENGINE, Precision
+from ecocompute.schema.models import ENGINE
 
 BASELINES = ("fp16", "bf16")
-PRECISION_ORDER = tuple(p.value for p in Precision)  # the enum's order: baselines, 8-bit, 4-bit
 MEASUREMENT_COLUMNS = (
     "submission_id", "gpu_name", "software_stack", "batch_size", "weights", "model_id", "architecture",
     "params_total", "new_tokens", "precision", "error", "n_windows", "j_per_token_mean", "j_per_token_std",
@@ -43,10 +42,10 @@ KEY_COLUMNS = (
 )
 
 
-def precision_rank(precision: str) -> tuple[int, str]:
-    """Sort key of a precision: baselines first, then 8-bit, then 4-bit; unknown ones last, by name."""
-    order = PRECISION_ORDER.index(precision) if precision in PRECISION_ORDER else len(PRECISION_ORDER)
-    return order, precision
+def precision_order() -> pl.Expr:
+    """A sort key of the ``precision`` column in :data:`~ecocompute.analysis.defaults.PRECISION_ORDER`."""
+    ranks = {p: i for i, p in enumerate(PRECISION_ORDER)}
+    return pl.col("precision").replace_strict(ranks, default=len(ranks), return_dtype=pl.Int64)
 
 
 def usable_measurements(measurements: pl.DataFrame) -> pl.DataFrame:
@@ -144,6 +143,7 @@ def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
         "batch_size",
         *WORKLOAD_KEYS,
         "weights",
+        precision_order(),
         "precision",
         "params_total",
         "submission_id",
@@ -213,7 +213,9 @@ def pooled_change_frame(changes: pl.DataFrame) -> pl.DataFrame:
             "ci95_high_pct"
         ),
     ).drop("_mean", "_std", "_low1", "_high1")
-    return pooled.sort("gpu_name", STACK, "batch_size", *WORKLOAD_KEYS, "weights", "precision", "params_total")
+    return pooled.sort(
+        "gpu_name", STACK, "batch_size", *WORKLOAD_KEYS, "weights", precision_order(), "precision", "params_total"
+    )
 
 
 def change_table(measurements: Any, *, precision: Any = None, pooled: bool = False) -> Any:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ecocompute.analysis.change import WORKLOAD_KEYS, change_frame
+from ecocompute.analysis.change import WORKLOAD_KEYS, change_frame, precision_order
 from ecocompute.analysis.defaults import DEFAULT_N_BOOT, DEFAULT_SEED
 from ecocompute.analysis.frames import as_polars, like_input, require_columns
 from ecocompute.analysis.zero_crossing import (
@@ -317,7 +317,8 @@ def crossover_frame(
         rows = _from_measurements(data, windows, wanted, method, n_boot, seed)
     rows = [{**row, "n_boot": n_boot, "seed": seed} for row in rows]
     frame = pl.DataFrame(rows, schema=RESULT_SCHEMA, orient="row") if rows else pl.DataFrame(schema=RESULT_SCHEMA)
-    return frame.sort([k for k in GROUP_KEYS], nulls_last=True)
+    keys = [key for k in GROUP_KEYS for key in ((precision_order(), k) if k == "precision" else (k,))]
+    return frame.sort(keys, nulls_last=True)
 
 
 def crossover(

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from ecocompute.analysis.change import WORKLOAD_KEYS, precision_rank, usable_measurements
+from ecocompute.analysis.change import WORKLOAD_KEYS, precision_order, usable_measurements
 from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import as_polars, like_input, with_null_columns
 from ecocompute.schema.derive import J_PER_WH
@@ -36,8 +36,7 @@ def energy_units(column: str) -> list[pl.Expr]:
 
 def _sorted_by_precision(frame: pl.DataFrame, *keys: str) -> pl.DataFrame:
     """``frame`` sorted by ``keys``, then precisions in their usual order (fp16, bf16, ...), then by name."""
-    rank = pl.col("precision").map_elements(lambda p: precision_rank(p)[0], return_dtype=pl.Int64).alias("_rank")
-    return frame.with_columns(rank).sort(*keys, "_rank", "precision").drop("_rank")
+    return frame.sort(*keys, precision_order(), "precision")
 
 
 def j_per_token_frame(measurements: pl.DataFrame) -> pl.DataFrame:

@@ -15,8 +15,8 @@ from typing import Any
 
 import polars as pl
 
-from ecocompute.analysis.change import precision_rank
 from ecocompute.analysis.crossovers import format_params
+from ecocompute.analysis.defaults import precision_rank
 
 COLORS = {
     "fp16": "#1f77b4", "bf16": "#17becf", "nf4": "#d62728", "nf4-dq": "#ff7f0e", "fp4": "#e377c2",

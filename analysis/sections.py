@@ -10,9 +10,8 @@ from typing import Any
 
 import polars as pl
 
-from ecocompute.analysis.change import precision_rank
 from ecocompute.analysis.crossovers import format_params, format_tokens
-from ecocompute.analysis.defaults import STACK
+from ecocompute.analysis.defaults import STACK, precision_rank
 from ecocompute.analysis.frames import matching
 from ecocompute.analysis.j_per_token import torch_compile_ran
 from ecocompute.analysis.results import Results

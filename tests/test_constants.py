@@ -6,7 +6,7 @@ import importlib.util
 import inspect
 from pathlib import Path
 
-from ecocompute.analysis import change, defaults, j_per_token
+from ecocompute.analysis import defaults, j_per_token
 from ecocompute.collector.device import sampler, trace
 from ecocompute.estimate import build
 from ecocompute.publish import cache
@@ -37,7 +37,16 @@ def test_table_names_units_and_limits_are_single_sourced() -> None:
     assert cache.TABLES is defaults.CONFIGS
     assert j_per_token.J_PER_WH is J_PER_WH
     assert raw.MAX_FILE_BYTES is io.MAX_FILE_BYTES
-    assert tuple(p.value for p in Precision) == change.PRECISION_ORDER
+
+
+def test_every_precision_has_one_place_in_the_display_order() -> None:
+    order = defaults.PRECISION_ORDER
+    assert sorted(order) == sorted(p.value for p in Precision) and len(set(order)) == len(order)
+    assert order[:4] == ("fp16", "bf16", "fp8-wo", "fp8-dyn")  # baselines, then FP8, before bitsandbytes and GGUF
+    assert order.index("nf4") < order.index("q8_0")
+    assert sorted(["q4_k_m", "fp8-dyn", "nf4", "zz", "fp16"], key=defaults.precision_rank) == [
+        "fp16", "fp8-dyn", "nf4", "q4_k_m", "zz"
+    ]  # fmt: skip
 
 
 def test_the_trace_recorder_period_is_the_record_trace_default() -> None:

@@ -105,7 +105,7 @@ def test_fp8_rows_reach_the_dataset_tables_and_the_change_table() -> None:
     from factories import submission_document
 
     from ecocompute.analysis import change_table
-    from ecocompute.analysis.change import precision_rank
+    from ecocompute.analysis.defaults import precision_rank
     from ecocompute.schema.tables import measurement_rows, measurements_frame
 
     document = submission_document(precisions=("fp16", "nf4", "bf16", "nf4-dq"))
