@@ -71,6 +71,8 @@ def run_case(artifact: dict[str, Any], case: dict[str, Any], curves: dict[str, A
     question = Question(gpu=group["gpu"], params_b=case["params_b"], precision=group["precision"],
                         stack=group["stack"], batch_size=group["batch_size"], tier=tier)  # fmt: skip
     answer = estimate(question, rebuilt)
+    if answer.change_pct is None or answer.change_ci95 is None:
+        raise ValueError(f"{group['id']}: no evidence is left once the case is held out")
     observed = 100 * (math.exp(case["observed_y"]) - 1)
     low, high = answer.change_ci95
     seed = seed_change(curves, group["arch"], group["precision"], case["params_b"])

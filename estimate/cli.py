@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from ecocompute.console import out
+from ecocompute.estimate.models import PRECISIONS
 from ecocompute.schema.errors import UsageError
 
 ARTIFACT_OPT = typer.Option(
@@ -19,7 +20,7 @@ ARTIFACT_OPT = typer.Option(
 
 def estimate_command(
     gpu: str = typer.Option(..., "--gpu", help="Card (H200, RTX 4090, ...) or architecture (hopper, ada, ...)."),
-    precision: str = typer.Option(..., "--precision", help="fp16, bf16, int8, int8-t0 or nf4."),
+    precision: str = typer.Option(..., "--precision", help=f"{', '.join(PRECISIONS[:-1])} or {PRECISIONS[-1]}."),
     params_b: float | None = typer.Option(None, "--params-b", help="Model size in billions of parameters."),
     model: str | None = typer.Option(None, "--model", help="Hugging Face model id (size from the local cache)."),
     stack: str = typer.Option("eager", "--stack", help="eager, compiled or compiled-all."),

@@ -271,7 +271,8 @@ def _submission_ids(chosen: list[Group], combined: dict[str, Any]) -> list[str]:
 def evaluate(artifact: Artifact, question: dict[str, Any], params_b: float) -> dict[str, Any]:
     """The answer to ``question`` (the fields of :class:`Question`, ``params_b`` resolved) as plain data.
 
-    Raises ValueError (with the valid values) for an unknown card or a question no group can answer.
+    Raises ValueError (with the valid values) for an unknown card. A precision no group of the tier holds gets
+    basis ``not-measured`` and no figures.
     """
     gpu = resolve_gpu(artifact, question["gpu"])
     if gpu is None:
@@ -285,7 +286,7 @@ def evaluate(artifact: Artifact, question: dict[str, Any], params_b: float) -> d
         return {**base, **_baseline(artifact, question, gpu, x, sources)}
     chosen = donors(artifact, question, gpu, sources)
     if not chosen:
-        raise ValueError(f"precision: no evidence for {question['precision']} in this artifact")
+        return {**base, **_not_measured(artifact, question, sources)}
     combined = combine(artifact, chosen, question, gpu, x)
     half = Z95 * math.sqrt(combined["var"])
     low, high = change_pct(combined["y"] - half), change_pct(combined["y"] + half)
@@ -316,6 +317,26 @@ def evaluate(artifact: Artifact, question: dict[str, Any], params_b: float) -> d
     else:
         answer["published"] = None
     return answer
+
+
+def _not_measured(artifact: Artifact, question: dict[str, Any], sources: tuple[str, ...]) -> dict[str, Any]:
+    """No group of the asked tier holds the precision, on any card: every figure None, and the reason why."""
+    precision, tier = question["precision"], question["tier"]
+    held = sorted({g["precision"] for g in artifact["groups"]
+                   if g["source"] in sources and (g["source"] != "measured" or g["tier"] == tier)})  # fmt: skip
+    where = (
+        "the literature tier" if tier == "published" else f"tier {tier} of dataset v{artifact['dataset']['version']}"
+    )
+    text = (f"{precision} has not been measured yet: {where} holds no {precision} run on any card (it holds "
+            f"{', '.join(held) or 'none'}); no figure is given without one")  # fmt: skip
+    advice = (f"no estimate: measure {precision} against fp16 and submit the run (ecocompute collect "
+              f"--precisions fp16,{precision})")  # fmt: skip
+    return {
+        "change_pct": None, "change_ci95": None, "j_per_token": None, "wh_per_1k_tokens": None, "crossover": None,
+        "basis": "not-measured", "source": "none", "tier": tier, "reasons": [reason("not-measured", text)],
+        "confidence": "low", "recommendation": {"code": "not-measured", "text": advice}, "fits": {}, "groups": [],
+        "submission_ids": [], "dois": [], "quality": None, "published": None,
+    }  # fmt: skip
 
 
 def _quality(chosen: list[Group], combined: dict[str, Any]) -> float | None:

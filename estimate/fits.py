@@ -28,8 +28,8 @@ def loglinear_fit(xs: tuple[float, ...], ys: tuple[float, ...], vs: tuple[float,
 
 
 def seed_cap(precision: str) -> float:
-    """The seed's cap on savings: 50 points for 8-bit precisions, 75 for the others."""
-    return 50.0 if precision.startswith("int8") else 75.0
+    """The seed's cap on savings: 50 points for 8-bit precisions (INT8 and FP8), 75 for the others."""
+    return 50.0 if precision.startswith(("int8", "fp8")) else 75.0
 
 
 def _saturating(n: np.ndarray, a: float, s: float, n0: float) -> np.ndarray:

@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Precision = Literal["fp16", "bf16", "int8", "int8-t0", "nf4"]
+Precision = Literal["fp16", "bf16", "fp8-wo", "fp8-dyn", "int8", "int8-t0", "nf4"]
 Stack = Literal["eager", "compiled", "compiled-all"]
 Tier = Literal["all", "gate", "published"]
-PRECISIONS: tuple[str, ...] = ("fp16", "bf16", "int8", "int8-t0", "nf4")
+PRECISIONS: tuple[str, ...] = ("fp16", "bf16", "fp8-wo", "fp8-dyn", "int8", "int8-t0", "nf4")  # analysis's order
 STACKS: tuple[str, ...] = ("eager", "compiled", "compiled-all")
 TIERS: tuple[str, ...] = ("all", "gate", "published")
 
@@ -24,7 +24,10 @@ class Question(BaseModel):
     model: str | None = Field(
         None, description="Hugging Face model id; its size comes from config.json in the local cache (offline)."
     )
-    precision: Precision = Field(description="fp16, bf16, int8 (threshold 6.0), int8-t0 (threshold 0.0) or nf4.")
+    precision: Precision = Field(
+        description="fp16, bf16, fp8-wo (torchao FP8 weights), fp8-dyn (FP8 weights and activations), int8 "
+        "(threshold 6.0), int8-t0 (threshold 0.0) or nf4."
+    )
     stack: Stack = Field("eager", description="eager, compiled or compiled-all.")
     batch_size: int = Field(1, ge=1, le=4096, description="Sequences per generate() call.")
     prompt_tokens: int = Field(128, ge=1, description="Prompt tokens per sequence.")
@@ -64,7 +67,7 @@ class Crossover(BaseModel):
 class Recommendation(BaseModel):
     """What the interval says."""
 
-    code: Literal["quantize-saves", "keep-fp16", "no-clear-difference", "baseline"]
+    code: Literal["quantize-saves", "keep-fp16", "no-clear-difference", "baseline", "not-measured"]
     text: str
 
 
@@ -92,13 +95,15 @@ class Answer(BaseModel):
     question: Question
     params_b: float
     gpu_resolved: GpuResolved
-    change_pct: float
-    change_ci95: tuple[float, float]
+    change_pct: float | None = Field(description="None only when basis is not-measured: no figure is made up.")
+    change_ci95: tuple[float, float] | None
     j_per_token: float | None
     wh_per_1k_tokens: float | None
     crossover: Crossover | None
-    basis: Literal["measured", "interpolated", "extrapolated", "other-card", "other-architecture", "baseline"]
-    source: Literal["measured", "published", "definition"]
+    basis: Literal[
+        "measured", "interpolated", "extrapolated", "other-card", "other-architecture", "baseline", "not-measured"
+    ] = Field(description="not-measured: no card has a run of this precision in the asked tier yet.")
+    source: Literal["measured", "published", "definition", "none"]
     tier: str
     reasons: list[Reason]
     confidence: Literal["high", "medium", "low"]

@@ -37,8 +37,11 @@ def answer_table(answer: Answer) -> Table:
     q = answer.question
     title = f"{q.precision} vs fp16 on {answer.gpu_resolved.name or answer.gpu_resolved.arch}, {answer.params_b:.3g}B"
     table = Table(title=f"{title}, {q.stack}, batch {q.batch_size}", show_header=False)
-    low, high = answer.change_ci95
-    table.add_row("change in J/token", f"{_pct(answer.change_pct)} (95% interval {_pct(low)} to {_pct(high)})")
+    if answer.change_pct is None or answer.change_ci95 is None:
+        table.add_row("change in J/token", "not measured yet: no estimate")
+    else:
+        low, high = answer.change_ci95
+        table.add_row("change in J/token", f"{_pct(answer.change_pct)} (95% interval {_pct(low)} to {_pct(high)})")
     if answer.j_per_token is not None and answer.wh_per_1k_tokens is not None:
         table.add_row("energy", f"{answer.j_per_token:.4g} J/token, {answer.wh_per_1k_tokens:.4g} Wh per 1k tokens")
     table.add_row("basis", f"{answer.basis} ({answer.source}, tier {answer.tier}); confidence {answer.confidence}")

@@ -143,6 +143,8 @@ class Evidence:
         answer = self.answer(cell)
         if answer is None or answer.basis not in COVERED_BASES or {r.code for r in answer.reasons} & BORROWED:
             return None
+        if answer.change_pct is None or answer.change_ci95 is None:  # basis not-measured: never a covered basis
+            return None
         cross = answer.crossover
         return Measured(
             cell=replace(cell, params_b=answer.params_b),

@@ -20,7 +20,8 @@ from ecocompute.schema.errors import UsageError
 
 Objective = Literal["energy", "latency", "throughput"]
 # Bytes per parameter of the weights: bitsandbytes NF4 stores 4 bits plus one fp32 absmax per 64-weight block.
-BYTES_PER_PARAM = {"fp16": 2.0, "bf16": 2.0, "int8": 1.0, "int8-t0": 1.0, "nf4": 0.5 + 4 / 64}
+BYTES_PER_PARAM = {"fp16": 2.0, "bf16": 2.0, "fp8-wo": 1.0, "fp8-dyn": 1.0, "int8": 1.0, "int8-t0": 1.0,
+                   "nf4": 0.5 + 4 / 64}  # fmt: skip
 SIZE_TOL_LN = 0.05
 ALTERNATIVES = 4
 Series = dict[float, list[tuple[float, float | None, str | None]]]

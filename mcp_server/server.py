@@ -12,6 +12,7 @@ from pydantic import Field, ValidationError
 
 from ecocompute import __version__
 from ecocompute.estimate import Answer, Question, estimate
+from ecocompute.estimate.models import PRECISIONS, Precision
 from ecocompute.mcp_server import recommend as rec
 from ecocompute.mcp_server.models import (
     CodeCheck,
@@ -33,8 +34,11 @@ INSTRUCTIONS = (
 )
 Gpu = Annotated[str, Field(description="Card name (H200, RTX 4090, ...) or architecture (hopper, ada, ...).")]
 PrecisionArg = Annotated[
-    Literal["fp16", "bf16", "int8", "int8-t0", "nf4"],
-    Field(description="int8 is bitsandbytes' default threshold 6.0, int8-t0 threshold 0.0."),
+    Precision,  # the estimator's own choices, so that the tool and `ecocompute estimate` accept the same
+    Field(
+        description="int8 is bitsandbytes' default threshold 6.0, int8-t0 threshold 0.0; fp8-wo and fp8-dyn "
+        "are torchao's FP8 (weights only; weights and activations)."
+    ),
 ]
 StackArg = Annotated[Literal["eager", "compiled", "compiled-all"], Field(description="The software stack.")]
 Batch = Annotated[int, Field(ge=1, le=4096, description="Sequences per generate() call.")]
@@ -137,7 +141,7 @@ def _tools(server: MCPServer, sources: Sources) -> None:
     def crossover(gpu: Gpu, precision: PrecisionArg = "nf4", stack: StackArg = DEFAULT["stack"],
                   batch_size: Batch = DEFAULT["batch_size"]) -> CrossoverResult:  # fmt: skip
         if precision == "fp16":
-            raise ToolError("precision: fp16 is the baseline; ask for bf16, int8, int8-t0 or nf4")
+            raise ToolError(f"precision: fp16 is the baseline; ask for one of {', '.join(PRECISIONS[1:])}")
         sizes = [r["params_b"] for r in sources.runs() if r["precision"] == precision] or [1.0]
         mid = math.exp((math.log(min(sizes)) + math.log(max(sizes))) / 2)
         answer = _estimate(sources, _question(gpu=gpu, params_b=mid, precision=precision, stack=stack,

@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ecocompute.analysis.defaults import precision_rank
 from ecocompute.mcp_server.provenance import Provenance
 from ecocompute.schema.errors import UsageError
 
@@ -95,7 +96,7 @@ def gpu_ranges(sources: Sources) -> list[Any]:
             params_b_min=min(c["sizes"]),
             params_b_max=max(c["sizes"]),
             sizes_b=sorted(c["sizes"]),
-            precisions=sorted(c["precisions"]),
+            precisions=sorted(c["precisions"], key=precision_rank),
             sources=sorted(c["sources"]),
             submissions=len(c["ids"]),
         )

@@ -37,10 +37,14 @@
   function show(answer) {
     const box = $("answer");
     box.replaceChildren();
-    box.appendChild(el("div", { class: "headline", "data-testid": "change" }, `${pct(answer.change_pct)} energy per token`));
-    const [low, high] = answer.change_ci95;
-    box.appendChild(el("div", { class: "interval", "data-testid": "interval" }, `95% interval ${pct(low)} to ${pct(high)}`));
-    box.appendChild(bar(answer));
+    if (answer.change_pct === null) {
+      box.appendChild(el("div", { class: "headline", "data-testid": "change" }, "Not measured yet: no estimate"));
+    } else {
+      box.appendChild(el("div", { class: "headline", "data-testid": "change" }, `${pct(answer.change_pct)} energy per token`));
+      const [low, high] = answer.change_ci95;
+      box.appendChild(el("div", { class: "interval", "data-testid": "interval" }, `95% interval ${pct(low)} to ${pct(high)}`));
+      box.appendChild(bar(answer));
+    }
     box.appendChild(el("p", { "data-testid": "recommendation" }, answer.recommendation.text));
     const dl = el("dl");
     row(dl, "basis", `${answer.basis} (${answer.source}); confidence ${answer.confidence}`);
@@ -49,7 +53,8 @@
     }
     if (answer.crossover) row(dl, "crossover", answer.crossover.message);
     row(dl, "card", `${answer.gpu_resolved.name || "any " + answer.gpu_resolved.arch} (${answer.gpu_resolved.arch})`);
-    row(dl, "submissions", answer.submission_ids.length ? answer.submission_ids.join(", ") : "none (published figures)");
+    row(dl, "submissions", answer.submission_ids.length ? answer.submission_ids.join(", ")
+      : answer.basis === "not-measured" ? "none" : "none (published figures)");
     if (answer.dois.length) row(dl, "published DOIs", answer.dois.join(", "));
     box.appendChild(dl);
     if (answer.published) {

@@ -285,6 +285,22 @@
     };
   }
 
+  function notMeasured(artifact, q, sources) {
+    const held = sortedUnique(artifact.groups.filter((g) => sources.includes(g.source) &&
+      (g.source !== "measured" || g.tier === q.tier)).map((g) => g.precision));
+    const where = q.tier === "published" ? "the literature tier" : `tier ${q.tier} of dataset v${artifact.dataset.version}`;
+    const text = `${q.precision} has not been measured yet: ${where} holds no ${q.precision} run on any card (it holds ` +
+      `${held.join(", ") || "none"}); no figure is given without one`;
+    const advice = `no estimate: measure ${q.precision} against fp16 and submit the run (ecocompute collect ` +
+      `--precisions fp16,${q.precision})`;
+    return {
+      change_pct: null, change_ci95: null, j_per_token: null, wh_per_1k_tokens: null, crossover: null,
+      basis: "not-measured", source: "none", tier: q.tier, reasons: [reason("not-measured", text)],
+      confidence: "low", recommendation: { code: "not-measured", text: advice }, fits: {}, groups: [],
+      submission_ids: [], dois: [], quality: null, published: null,
+    };
+  }
+
   function evaluate(artifact, q, paramsB) {
     const gpu = resolveGpu(artifact, q.gpu);
     if (gpu === null) {
@@ -297,7 +313,7 @@
     const base = { gpu_resolved: gpu, params_b: paramsB, dataset: artifact.dataset };
     if (q.precision === "fp16") return Object.assign(base, baseline(artifact, q, gpu, x, sources));
     const chosen = donors(artifact, q, gpu, sources);
-    if (!chosen.length) throw new Error(`precision: no evidence for ${q.precision} in this artifact`);
+    if (!chosen.length) return Object.assign(base, notMeasured(artifact, q, sources));
     const combined = combine(artifact, chosen, q, gpu, x);
     const half = Z95 * Math.sqrt(combined.var);
     const low = changePct(combined.y - half), high = changePct(combined.y + half);

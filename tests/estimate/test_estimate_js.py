@@ -30,7 +30,7 @@ process.stdout.write(JSON.stringify(out));
 def grid() -> list[tuple[dict[str, Any], float]]:
     cards = ("H200", "h100", "RTX 4090", "A100", "T4", "volta", "Z80")
     sizes = (0.3, 0.494032768, 1.1, 2.2, 7.6, 13, 32.76387635, 70)
-    precisions = ("fp16", "bf16", "int8", "int8-t0", "nf4")
+    precisions = ("fp16", "bf16", "fp8-wo", "fp8-dyn", "int8", "int8-t0", "nf4")
     configs = (("eager", 1, "all"), ("compiled-all", 1, "all"), ("eager", 8, "gate"), ("compiled", 4, "published"))
     questions = []
     for card, size, precision, (stack, batch, tier) in itertools.product(cards, sizes, precisions, configs):

@@ -61,3 +61,16 @@ def test_a_bad_question_shows_the_valid_values(page: Any, tmp_path: Path) -> Non
     page.click("button[type=submit]")
     assert "unknown card 'Z80'" in page.get_by_test_id("error").inner_text()
     assert "NVIDIA H200" in page.get_by_test_id("error").inner_text()
+
+
+def test_an_unmeasured_precision_shows_no_figure(page: Any, tmp_path: Path) -> None:
+    artifact = load_artifact()
+    artifact = {**artifact, "groups": [g for g in artifact["groups"] if not g["precision"].startswith("fp8")]}
+    page.goto(write_web(tmp_path / "estimate", artifact).as_uri())
+    page.select_option("#precision", "fp8-dyn")
+    page.click("button[type=submit]")
+    expected = estimate(Question(gpu="H200", params_b=7.6, precision="fp8-dyn"), artifact)
+    assert page.get_by_test_id("change").inner_text() == "Not measured yet: no estimate"
+    assert page.get_by_test_id("interval").count() == 0 and page.get_by_test_id("bar").count() == 0
+    assert page.get_by_test_id("recommendation").inner_text() == expected.recommendation.text
+    assert "not-measured" in page.locator(".reasons").inner_text()
