@@ -113,7 +113,8 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
         env.view.checklist(gpu_checklist(info, gpu, others, config.allow_shared))
         software = env.software(info.nvml_version)
         store = StateStore(dest.state_dir or default_state_dir())
-        state = _open_state(store, config, info, dest.resume, env, pinned_versions(info, software))
+        pinned = pinned_versions(info, software, torchao_pin(config, env))
+        state = _open_state(store, config, info, dest.resume, env, pinned)
         session = Session(config, dest, env, gpu, store, state, method)
         try:
             outcome = session.run()
@@ -135,13 +136,34 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     return Result(path, submission)
 
 
-def pinned_versions(info: GpuInfo, software: Any) -> dict[str, Any]:
-    """What a resumed run must share with the session that started it, besides its settings and GPU."""
-    return {
+def pinned_versions(info: GpuInfo, software: Any, torchao: str | None = None) -> dict[str, Any]:
+    """What a resumed run must share with the session that started it, besides its settings and GPU.
+
+    ``torchao``: its version, for a run with an FP8 precision (:func:`torchao_pin`); torchao's kernels are what
+    FP8 measures, so windows of two torchao versions never mix in one measurement.
+    """
+    pinned = {
         "driver_version": info.driver_version, "power_limit_w": info.power_limit_w, "torch": software.torch,
         "transformers": software.transformers, "bitsandbytes": software.bitsandbytes,
         "collector_version": __version__,
     }  # fmt: skip
+    if torchao is not None:
+        pinned["torchao"] = torchao
+    return pinned
+
+
+def engine_record(config: RunConfig, env: Environment) -> EngineInfo:
+    """What the workload records of the run's engine: its name, version and build flags."""
+    if env.engine_info is not None:
+        return env.engine_info(config.engine)
+    return engine_spec(config.engine).info()
+
+
+def torchao_pin(config: RunConfig, env: Environment) -> str | None:
+    """Torchao's version as the workload records it, where the run has an FP8 precision; else None."""
+    if not any(SPECS[p].torchao is not None for p in config.precisions):
+        return None
+    return engine_record(config, env).build.get("torchao", "not installed")
 
 
 def _apply_process_settings(config: RunConfig) -> None:
@@ -279,9 +301,7 @@ class Session:
 
     def engine_record(self) -> EngineInfo:
         """What the workload records of the engine: its name, version and build flags."""
-        if self.env.engine_info is not None:
-            return self.env.engine_info(self.spec.name)
-        return self.spec.info()
+        return engine_record(self.config, self.env)
 
     def _interleaved(self, pending: list[Precision]) -> None:
         runners = {p: r for p in pending if (r := self._load(p)) is not None}

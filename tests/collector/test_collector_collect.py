@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -395,6 +396,34 @@ def test_when_no_model_loads_idle_power_says_it_had_none(world: World) -> None:
     assert (p.idle.model_loaded_before, p.idle.model_loaded_after) == (False, False)
     assert p.method.idle_settle_s == 5.0
     assert p.notes is not None and "idle power after was measured without a model loaded" in p.notes
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torchao") is None, reason="torchao is not installed (the fp8 extra)")
+def test_resume_of_an_fp8_run_refuses_another_torchao(world: World) -> None:
+    from ecocompute.collector.model.engines import EngineInfo, engine_spec
+
+    config = replace(world.config, precisions=(FP16, Precision.FP8_WO))
+    counter = Counter()
+    with pytest.raises(RunInterruptedError):
+        world.run(config, make_backend=interrupted_after(counter, 2), view=counter)
+    real = engine_spec("transformers").info()
+    env = world.env()
+    env.engine_info = lambda name: EngineInfo(name, real.version, {**real.build, "torchao": "0.99.0"})
+    with pytest.raises(RunStateError, match=rf"torchao {re.escape(real.build['torchao'])} -> 0\.99\.0"):
+        collect(config, world.dest(resume=True), env)
+    result = world.run(config, world.dest(resume=True))  # the torchao it started with: it resumes
+    assert [len(m.windows) for m in result.submission.payload.measurements] == [3, 3]
+
+
+def test_only_a_run_with_fp8_pins_torchao(world: World) -> None:
+    from ecocompute.collector.model.engines import EngineInfo
+    from ecocompute.collector.run.collect import torchao_pin
+
+    env = world.env()
+    env.engine_info = lambda name: pytest.fail("a run without FP8 reads no torchao version")
+    assert torchao_pin(world.config, env) is None
+    env.engine_info = lambda name: EngineInfo(name, "5.0", {"torch": "2.11.0"})
+    assert torchao_pin(replace(world.config, precisions=(FP16, Precision.FP8_DYN)), env) == "not installed"
 
 
 def test_resume_refuses_another_software_stack_or_power_limit(world: World) -> None:
