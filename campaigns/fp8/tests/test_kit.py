@@ -47,7 +47,7 @@ def queue(name: str) -> list[list[str]]:
     return [shlex.split(line) for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
-@pytest.mark.parametrize("stack", ["eager", "compiled", "compiled-all"])
+@pytest.mark.parametrize("stack", ["eager", "compiled-all"])
 def test_each_stack_has_a_queue_of_the_sweeps_shapes(stack: str) -> None:
     options = collect_options()
     lines = queue(f"h200-fp8-{stack}-b1.txt")
@@ -57,6 +57,36 @@ def test_each_stack_has_a_queue_of_the_sweeps_shapes(stack: str) -> None:
         assert args[args.index("--precisions") + 1] == "fp16,bf16,fp8-wo,fp8-dyn"
         assert args[args.index("--stack") + 1] == stack and args[args.index("--batch-size") + 1] == "1"
         assert args[args.index("--window-s") + 1] == "10" and args[args.index("--min-windows") + 1] == "5"
+
+
+def test_no_queue_line_measures_what_another_measures() -> None:
+    """compiled and compiled-all differ for bitsandbytes models only: a pair of them needs a bitsandbytes precision."""
+    from ecocompute.collector.model.precisions import SPECS, parse_precisions
+
+    lines: dict[tuple[str, str, str], list[Any]] = {}
+    for name in sorted(p.name for p in (KIT / "queues").glob("*.txt")):
+        for args in queue(name):
+            key = (
+                args[args.index("--arch") + 1],
+                args[args.index("--batch-size") + 1],
+                args[args.index("--stack") + 1],
+            )
+            assert key not in lines, f"{name}: {key} is queued twice"
+            lines[key] = parse_precisions(args[args.index("--precisions") + 1])
+    for (arch, batch, stack), precisions in lines.items():
+        if stack == "compiled" and (arch, batch, "compiled-all") in lines:
+            both = set(precisions) & set(lines[(arch, batch, "compiled-all")])
+            assert any(SPECS[p].bnb is not None for p in both), f"{arch} batch {batch}: compiled repeats compiled-all"
+
+
+def test_the_readme_starts_the_queues_in_the_order_the_timings_list() -> None:
+    timings = tool("timings")
+    readme = (KIT / "README.md").read_text(encoding="utf-8")
+    starts = re.findall(r"bash campaigns/fp8/tools/start\.sh 0 ((?:campaigns/fp8/queues/\S+\.txt ?)+)", readme)
+    assert starts and all(line.replace("campaigns/fp8/queues/", "").split() == list(timings.RUN_ORDER)
+                          for line in starts)  # fmt: skip
+    assert timings.RUN_ORDER[0] == "h200-fp8-eager-b1.txt"  # pytorch/ao#4094's sizes first
+    assert sorted(p.name for p in (KIT / "queues").glob("*.txt")) == sorted(timings.RUN_ORDER)
 
 
 def test_the_eager_queue_starts_with_the_sizes_of_the_rtx_5090_report() -> None:
