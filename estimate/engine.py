@@ -331,6 +331,11 @@ def _not_measured(artifact: Artifact, question: dict[str, Any], sources: tuple[s
             f"{', '.join(held) or 'none'}); no figure is given without one")  # fmt: skip
     advice = (f"no estimate: measure {precision} against fp16 and submit the run (ecocompute collect "
               f"--precisions fp16,{precision})")  # fmt: skip
+    others = sorted({g["tier"] for g in artifact["groups"] if g["precision"] == precision and g["tier"] != tier})
+    if others:  # measured, but not in the tier asked (runs above the CV gate, or no published figure)
+        text = (f"{where} holds no {precision} run on any card; tier {', '.join(others)} does: ask with that "
+                "tier for an estimate")  # fmt: skip
+        advice = f"no estimate in tier {tier}: ask with tier {others[0]}, or measure {precision} again"
     return {
         "change_pct": None, "change_ci95": None, "j_per_token": None, "wh_per_1k_tokens": None, "crossover": None,
         "basis": "not-measured", "source": "none", "tier": tier, "reasons": [reason("not-measured", text)],

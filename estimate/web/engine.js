@@ -289,14 +289,22 @@
     const held = sortedUnique(artifact.groups.filter((g) => sources.includes(g.source) &&
       (g.source !== "measured" || g.tier === q.tier)).map((g) => g.precision));
     const where = q.tier === "published" ? "the literature tier" : `tier ${q.tier} of dataset v${artifact.dataset.version}`;
-    const text = `${q.precision} has not been measured yet: ${where} holds no ${q.precision} run on any card (it holds ` +
+    const textNone = `${q.precision} has not been measured yet: ${where} holds no ${q.precision} run on any card (it holds ` +
       `${held.join(", ") || "none"}); no figure is given without one`;
     const advice = `no estimate: measure ${q.precision} against fp16 and submit the run (ecocompute collect ` +
       `--precisions fp16,${q.precision})`;
+    let text = textNone, say = advice;
+    const others = sortedUnique(artifact.groups.filter((g) => g.precision === q.precision && g.tier !== q.tier)
+      .map((g) => g.tier));
+    if (others.length) {  // measured, but not in the tier asked (runs above the CV gate, or no published figure)
+      text = `${where} holds no ${q.precision} run on any card; tier ${others.join(", ")} does: ask with that ` +
+        "tier for an estimate";
+      say = `no estimate in tier ${q.tier}: ask with tier ${others[0]}, or measure ${q.precision} again`;
+    }
     return {
       change_pct: null, change_ci95: null, j_per_token: null, wh_per_1k_tokens: null, crossover: null,
       basis: "not-measured", source: "none", tier: q.tier, reasons: [reason("not-measured", text)],
-      confidence: "low", recommendation: { code: "not-measured", text: advice }, fits: {}, groups: [],
+      confidence: "low", recommendation: { code: "not-measured", text: say }, fits: {}, groups: [],
       submission_ids: [], dois: [], quality: null, published: null,
     };
   }

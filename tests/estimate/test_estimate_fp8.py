@@ -66,6 +66,10 @@ def test_fp8_with_runs_is_answered_like_any_precision() -> None:
     assert answer.basis == "measured" and answer.change_pct is not None and answer.change_ci95 is not None
     assert answer.groups == ["measured/nvidia-h200/eager/b1/fp8-wo/random-init"]
     assert estimate(Question(gpu="H200", params_b=7.6, precision="fp8-dyn"), artifact).basis == "not-measured"
+    assert artifact["groups"][-1]["tier"] == "all"  # runs above the CV gate only
+    gated = estimate(Question(gpu="H200", params_b=7.6, precision="fp8-wo", tier="gate"), artifact)
+    assert gated.basis == "not-measured" and gated.change_pct is None
+    assert "tier all does" in gated.reasons[0].text and "ask with tier all" in gated.recommendation.text
 
 
 def test_cli_says_not_measured_and_prints_no_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
