@@ -12,10 +12,10 @@ from typing import Any
 
 import polars as pl
 
-from ecocompute.analysis.defaults import STACK
+from ecocompute.analysis.defaults import PRECISION_ORDER, STACK
 from ecocompute.analysis.frames import as_polars, like_input
 from ecocompute.schema.errors import UsageError
-from ecocompute.schema.models import Precision, Stack
+from ecocompute.schema.models import Stack
 
 TIERS = ("gated", "all")
 WEIGHTS = ("pretrained", "random-init")
@@ -45,7 +45,7 @@ def parse_choice(value: Choice, valid: Sequence[str], what: str) -> list[str] | 
 
 def parse_precisions(value: Choice) -> list[str] | None:
     """Precision names (``"NF4"``, ``"nf4,int8-t0"``); ``"nf5"`` raises naming the valid ones."""
-    return parse_choice(value, [p.value for p in Precision], "precision")
+    return parse_choice(value, list(PRECISION_ORDER), "precision")
 
 
 def parse_stacks(value: Choice) -> list[str] | None:

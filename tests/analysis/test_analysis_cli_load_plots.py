@@ -58,7 +58,7 @@ def test_j_per_token_command_has_a_change_column(folder: Path, monkeypatch: pyte
 @pytest.mark.parametrize(
     ("command", "message"),
     [
-        (["crossover", "--precision", "nf5"], "unknown precision 'nf5': choose from fp16, bf16, int8"),
+        (["crossover", "--precision", "nf5"], "unknown precision 'nf5': choose from fp16, bf16, fp8-wo, fp8-dyn, int8"),
         (["crossover", "--stack", "eagre"], "unknown stack 'eagre': choose from eager, compiled, compiled-all"),
         (["j-per-token", "--gpu", "a100"], "unknown GPU 'a100': this table holds NVIDIA H200"),
         (["j-per-token", "--batch-size", "one"], "batch size 'one' is not a positive whole number"),
