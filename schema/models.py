@@ -364,7 +364,10 @@ class Window(_Model):
     ]
     throttle_reasons: Annotated[
         list[Annotated[str, Field(max_length=64)]] | None,
-        about(f"NVML clock-throttle reasons seen during the window, [] for none ({NOT_RECORDED})"),
+        about(
+            "clock-throttle reasons seen during the window (NVML's; amdsmi's violation flags on AMD), empty when none "
+            f"({NOT_RECORDED})"
+        ),
     ]
     gpu_util_pct_mean: Annotated[
         Annotated[float, Field(ge=0, le=100)] | None,
