@@ -17,6 +17,7 @@ from factories import submission_document
 from test_collector_counterless import FakeBackend, Run
 
 from ecocompute.collector.device.amd import AmdSmiGpu, AmdSmiReadError
+from ecocompute.collector.device.amdtrace import trace_from_amd
 from ecocompute.collector.device.nvml import NvmlGpu
 from ecocompute.collector.device.replay import ReplayGpu
 from ecocompute.collector.device.sampler import PowerSampler, take_sample
@@ -233,3 +234,13 @@ def test_the_display_shows_na_for_a_utilisation_the_gpu_does_not_report(fake_nvm
     m = run().submission.payload.measurements[0]
     state = MeasurementState(precision=FP16, windows=list(m.windows))
     assert figures(state, 100.0)["util %"] == "n/a"
+
+
+def test_an_amd_trace_with_null_sensors_replays_them_as_none(clock: VirtualClock) -> None:
+    doc = json.loads((Path(__file__).parents[1] / "data" / "traces-amd" / "mi300x-synthetic.json").read_text())
+    for row in doc["rows"]:
+        row[4:8] = [None, None, None, None]  # hotspot_c, gfx_clock_mhz, gfx_activity_pct, violations
+    gpu = ReplayGpu(trace_from_amd(doc), clock)
+    assert (gpu.temperature_c(), gpu.sm_clock_mhz(), gpu.utilization_pct(), gpu.throttle_reasons()) == (
+        None, None, None, None,
+    )  # fmt: skip
