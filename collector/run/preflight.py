@@ -17,7 +17,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecocompute.collector.device.gpu import SENSORS, EnergyMethod, GpuInfo, GpuMonitor, energy_method, missing_sensors
+from ecocompute.collector.device.gpu import (
+    SENSORS,
+    EnergyMethod,
+    GpuInfo,
+    GpuMonitor,
+    Sensor,
+    energy_method,
+    missing_sensors,
+)
 from ecocompute.collector.errors import MigEnabledError, NoEnergyCounterError
 from ecocompute.collector.model.torchao_fp8 import NoFp8Error, fp8_problems
 from ecocompute.schema.errors import UsageError
@@ -165,6 +173,12 @@ def gpu_checklist(info: GpuInfo, gpu: GpuMonitor, others: int | None, allow_shar
     ]  # fmt: skip
 
 
+SENSOR_NAMES: dict[Sensor, str] = {
+    "temperature": "temperature", "sm_clock": "SM clock", "utilization": "utilisation",
+    "throttle_reasons": "throttle reasons", "power_limit": "power limit",
+}  # fmt: skip
+
+
 def sensor_items(gpu: GpuMonitor) -> list[CheckItem]:
     """One line for the per-window sensors: all present, or each one missing, what is null and what that means."""
     missing = missing_sensors(gpu)
@@ -173,7 +187,7 @@ def sensor_items(gpu: GpuMonitor) -> list[CheckItem]:
         return [CheckItem("sensors", "all present", True, meaning)]
     return [
         CheckItem(
-            f"sensor: {sensor.replace('_', ' ')}",
+            f"sensor: {SENSOR_NAMES[sensor]}",
             f"missing ({why})",
             False,
             f"recorded as null in {SENSORS[sensor][0]} (never 0): {SENSORS[sensor][1]}",

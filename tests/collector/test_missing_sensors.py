@@ -204,9 +204,11 @@ def test_the_checklist_names_each_missing_sensor_and_what_it_means(fake_nvml: Fa
         assert (item.found, item.ok) == ("all present", True)
     fake_nvml.fail["nvmlDeviceGetTemperature"] = NOT_SUPPORTED
     fake_nvml.fail["nvmlDeviceGetCurrentClocksEventReasons"] = NOT_SUPPORTED
+    fake_nvml.fail["nvmlDeviceGetUtilizationRates"] = NOT_SUPPORTED
     with NvmlGpu(0) as gpu:
         items = {i.name: i for i in gpu_checklist(gpu.fingerprint(), gpu, 0, False)}
-    assert "sensors" not in items
+    assert "sensors" not in items and "sensor: SM clock" not in items
+    assert items["sensor: utilisation"].meaning.startswith("recorded as null in gpu_util_pct_mean (never 0)")
     temp, throttle = items["sensor: temperature"], items["sensor: throttle reasons"]
     assert not temp.ok and temp.found == "missing (NVML: nvmlDeviceGetTemperature is NOT_SUPPORTED on this GPU)"
     assert temp.meaning.startswith("recorded as null in temp_c_start/temp_c_end (never 0)")
