@@ -246,3 +246,13 @@ def test_an_amd_trace_with_null_sensors_replays_them_as_none(clock: VirtualClock
     assert (gpu.temperature_c(), gpu.sm_clock_mhz(), gpu.utilization_pct(), gpu.throttle_reasons()) == (
         None, None, None, None,
     )  # fmt: skip
+
+
+def test_an_amd_gpu_without_a_power_cap_reads_none_and_is_refused_for_the_hardware_record(
+    smi: FakeAmdsmi, clock: VirtualClock
+) -> None:
+    smi.na.add("amdsmi_get_power_cap_info")
+    with AmdSmiGpu(0, clock=clock) as gpu:
+        assert gpu.power_limit_w() is None and set(gpu.missing_sensors) == {"power_limit"}
+        with pytest.raises(GpuError, match=r"reports no power cap \(amdsmi: amdsmi_get_power_cap_info"):
+            gpu.fingerprint()
