@@ -103,14 +103,55 @@ def test_install_hints_keep_their_extras(capsys: pytest.CaptureFixture[str]) -> 
     assert "'ecocompute[collect]'" in capsys.readouterr().err
 
 
-def test_every_optional_module_belongs_to_its_extra() -> None:
+DIST_OF = {"pynvml": "nvidia-ml-py", "zenodo_client": "zenodo-client", "llama_cpp": "llama-cpp-python",
+           "mcp_types": "mcp"}  # fmt: skip
+"""Modules whose distribution has another name (mcp_types comes with mcp)."""
+
+
+def test_every_extra_s_modules_are_known_and_belong_to_it() -> None:
     import tomllib
+
+    from ecocompute.runner import EXTRA_MODULES
 
     extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
-    dist_of = {"pynvml": "nvidia-ml-py", "zenodo_client": "zenodo-client"}
-    for module, extra in OPTIONAL_MODULES.items():
-        names = {re.split(r"[<>=\[ ]", dep)[0].lower() for dep in extras[extra]}
-        assert dist_of.get(module, module).lower() in names, (module, extra)
+    assert set(EXTRA_MODULES) == set(extras) - {"dev"}
+    for extra, modules in EXTRA_MODULES.items():
+        names = {re.split(r"[<>=\[ ;]", dep)[0].lower().replace("_", "-") for dep in extras[extra]}
+        shipped = {DIST_OF.get(m, m).lower().replace("_", "-") for m in modules}
+        assert shipped <= names, (extra, shipped - names)
+        assert names <= shipped, (extra, f"no module listed for {names - shipped}")
     assert extra_for("pyarrow.parquet") == "publish" and extra_for("numpy") is None
+    assert OPTIONAL_MODULES["mcp"] == "mcp" and OPTIONAL_MODULES["torch"] == "collect"
+
+
+@pytest.mark.parametrize(
+    ("module", "command", "extra"),
+    [("pyarrow", "crossover", "analysis"), ("pyarrow", "publish", "publish"), ("pyarrow", None, "publish"),
+     ("matplotlib.pyplot", "j-per-token", "analysis"), ("mcp.server", "mcp", "mcp"), ("torch", "crossover", "collect"),
+     ("jsonschema", "import", "literature"), ("uvicorn", "serve", "serve")],
+)  # fmt: skip
+def test_a_module_several_extras_install_is_hinted_by_the_command_s_extra(
+    module: str, command: str | None, extra: str
+) -> None:
+    assert extra_for(module, command) == extra
+
+
+def test_the_hint_names_the_command_s_extra(capsys: pytest.CaptureFixture[str]) -> None:
+    probe = typer.Typer()
+
+    @probe.command("crossover")
+    def crossover() -> None:
+        """Import a module the analysis extra brings."""
+        raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+
+    @probe.command()
+    def mcp() -> None:
+        """Import the MCP SDK."""
+        raise ModuleNotFoundError("No module named 'mcp'", name="mcp")
+
+    assert main_for(probe, ["crossover"]) == 2
+    assert capsys.readouterr().err.strip().endswith('pip install "ecocompute[analysis]"')
+    assert main_for(probe, ["mcp"]) == 2
+    assert capsys.readouterr().err.strip().endswith('pip install "ecocompute[mcp]"')
