@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import typer
 
+from ecocompute import helpwidth, metavars
 from ecocompute.console import err, fail_line
 from ecocompute.schema.errors import EcocomputeError
 
@@ -33,7 +34,13 @@ COMMAND_EXTRAS = {
 
 
 def main_for(typer_app: typer.Typer, argv: Sequence[str] | None = None, prog_name: str = "ecocompute") -> int:
-    """Run ``typer_app`` with the project's error handling and return its exit code."""
+    """Run ``typer_app`` with the project's error handling and return its exit code.
+
+    Its help shows readable metavars (:mod:`ecocompute.metavars`) and is never cut when piped
+    (:mod:`ecocompute.helpwidth`), whichever app it is (``ecocompute``, ``python -m ecocompute.collector``).
+    """
+    metavars.install()
+    helpwidth.install()
     args = list(argv) if argv is not None else sys.argv[1:]
     try:
         result = typer_app(args=args, standalone_mode=False, prog_name=prog_name)
