@@ -4,7 +4,7 @@ typer renders ``--help`` with rich at the terminal's width. Piped (a CI log, ``|
 ``COLUMNS``, rich assumes 80 columns and cuts every cell that does not fit with ``…``: ``--submissions,--r…``,
 ``[default: ~/.cache/ecocomp…]``. :func:`install` makes piped help wider and every cell of its tables fold a
 word too long for its column onto the next line, on a terminal too. ``COLUMNS`` or typer's ``TERMINAL_WIDTH``
-still set the width where given.
+still set the width where given. typer imports its rich help module only to show help; so does this.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from rich.columns import Columns
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
-from typer import rich_utils
+from typer.core import TyperCommand, TyperGroup
 
 PIPED_HELP_WIDTH = 120
 """Columns of piped help: room for an option, its metavar and a useful line of help side by side."""
@@ -42,24 +42,40 @@ class FoldingColumns(Columns):
                 renderable.overflow = "fold"
 
 
-def _widen(console: Console) -> Console:
+def _widen(console: Console, width_set: bool) -> Console:
     isatty = getattr(console.file, "isatty", None)
     piped = not (isatty is not None and isatty())
-    if piped and rich_utils.MAX_WIDTH is None and not os.environ.get("COLUMNS"):
+    if piped and not width_set and not os.environ.get("COLUMNS"):
         console.width = PIPED_HELP_WIDTH
     return console
 
 
-def install() -> None:
-    """Make every typer help of this process whole when piped (idempotent)."""
+def _patch_rich_help() -> None:
+    from typer import rich_utils
+
     if getattr(rich_utils, "_ecocompute_help_whole", False):
         return
     original = rich_utils._get_rich_console
 
     def console(stderr: bool = False) -> Console:
-        return _widen(original(stderr))
+        return _widen(original(stderr), width_set=rich_utils.MAX_WIDTH is not None)
 
     rich_utils._get_rich_console = console
     rich_utils.Table = FoldingTable  # type: ignore[attr-defined]
     rich_utils.Columns = FoldingColumns  # type: ignore[attr-defined]
     rich_utils._ecocompute_help_whole = True  # type: ignore[attr-defined]
+
+
+def install() -> None:
+    """Make every typer help of this process whole when piped (idempotent; typer's help module loads at help)."""
+    for cls in (TyperCommand, TyperGroup):
+        original = cls.format_help
+        if getattr(original, "_ecocompute_help_whole", False):
+            continue
+
+        def format_help(self: Any, ctx: Any, formatter: Any, _original: Any = original) -> None:
+            _patch_rich_help()
+            _original(self, ctx, formatter)
+
+        format_help._ecocompute_help_whole = True  # type: ignore[attr-defined]
+        cls.format_help = format_help  # type: ignore[method-assign]
