@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ecocompute.console import out
@@ -39,7 +40,7 @@ def sign(
     signed = sign_submission(submission, key, signer)
     write_text_atomic(file, dump_submission(signed))
     assert signed.signature is not None  # noqa: S101 - set by sign_submission
-    out.print(f"signed {file} as {signer} ({signed.signature.key_fingerprint})")
+    out.print(f"signed {file} as {signer} ({signed.signature.key_fingerprint})", markup=False)
 
 
 def verify(file: Path = FILE_ARG, allowed_signers: Path = ALLOWED_OPT) -> None:
@@ -55,7 +56,7 @@ def verify(file: Path = FILE_ARG, allowed_signers: Path = ALLOWED_OPT) -> None:
     if not isinstance(document, dict):  # pragma: no cover - submission_from_document rejects it first
         raise SignatureError("not a JSON object")
     who = verify_document(document, allowed)
-    out.print(f"[green]OK[/] {file}: signed by {who.signer} ({who.key_fingerprint})")
+    out.print(f"[green]OK[/] {escape(str(file))}: signed by {escape(who.signer)} ({who.key_fingerprint})")
 
 
 def change_cells(submission: Submission) -> tuple[str | None, dict[str, str]]:
@@ -136,14 +137,14 @@ def show(
                 who = verify_document(document, allowed)
                 status = f"signature OK: {who.signer}"
         except EcocomputeError as exc:
-            out.print(f"[red]{file}: {exc}[/]")
+            out.print(f"[red]{escape(str(file))}: {escape(str(exc))}[/]")
             failed += 1
             continue
         p = submission.payload
         label = " [yellow](EXAMPLE, not a measurement)[/]" if p.example else ""
         title = (
-            f"{file}{label}\n{p.hardware.gpu_name} · {p.workload.architecture} ({p.workload.weights}) · "
-            f"{p.workload.stack.value} · batch {p.workload.batch_size} · {status}"
+            f"{escape(str(file))}{label}\n{escape(p.hardware.gpu_name)} · {p.workload.architecture} "
+            f"({p.workload.weights}) · {p.workload.stack.value} · batch {p.workload.batch_size} · {status}"
         )
         out.print(summary_table(submission, title))
     if failed:
@@ -171,11 +172,11 @@ def export_schema(
         target, text = schema_file(version, out_dir), json_schema_text(version)
         if not check:
             write_text_atomic(target, text)
-            out.print(f"wrote {target}")
+            out.print(f"wrote {target}", markup=False)
         elif (target.read_text(encoding="utf-8") if target.exists() else "") != text:
             stale.append(str(target))
         else:
-            out.print(f"{target} is up to date")
+            out.print(f"{target} is up to date", markup=False)
     if stale:
         raise SignatureError(f"{', '.join(stale)} out of date: run `ecocompute schema export`")
 

@@ -117,3 +117,15 @@ def test_core_stages_do_not_import_torch() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, f"imported: {proc.stdout} {proc.stderr}"
+
+
+def test_show_and_verify_print_paths_and_errors_literally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bracketed = tmp_path / "run[collect].json"  # rich markup would read [collect] as a style and drop it
+    bracketed.write_bytes((EXAMPLE / "submission.json").read_bytes())
+    missing = tmp_path / "gone[publish].json"
+    assert main(["show", str(bracketed), str(missing)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bracketed} (EXAMPLE" in out
+    assert f"{missing}: {missing} does not exist" in out
+    assert main(["verify", str(bracketed), "--allowed-signers", str(EXAMPLE / "allowed_signers")]) == 0
+    assert f"OK {bracketed}: signed by" in capsys.readouterr().out
