@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ecocompute.console import out
 from ecocompute.schema.derive import derive
@@ -101,7 +102,7 @@ def summary_table(submission: Submission, title: str) -> Table:
         table.add_column(name, justify="left" if name == "precision" else "right")
     for m in p.measurements:
         if m.error or not m.windows:
-            table.add_row(m.precision.value, "0", f"[red]{m.error or 'no windows'}[/]", *[""] * 7)
+            table.add_row(m.precision.value, "0", Text(m.error or "no windows", style="red"), *[""] * 7)
             continue
         d = derive(m.windows, p.idle.power_w)
         ci = "n/a" if d.ci95_pct is None else f"±{d.ci95_pct:.2f}%"
