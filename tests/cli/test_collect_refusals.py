@@ -2,7 +2,7 @@
 
 One fresh interpreter runs every case through the real ``ecocompute`` command in turn, so that "before any
 model loads" is checked as it is: torch, transformers, bitsandbytes and NVML are never imported. Timing is
-not asserted here (a shared CI machine says nothing about it); docs/install.md gives the measured figures.
+not asserted here: a shared CI machine says nothing about it, and a process's start is most of it.
 """
 
 from __future__ import annotations
