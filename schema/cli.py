@@ -160,12 +160,19 @@ schema_app = typer.Typer(
 @schema_app.command("export")
 def export_schema(
     check: bool = typer.Option(False, "--check", help="Fail if a committed schema differs from the models."),
-    out_dir: Path = typer.Option(SCHEMA_DIR, "--out", help="Folder of the submission-<version>.schema.json files."),
+    out_folder: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Folder of the submission-<version>.schema.json files (default: the package's own, which is schema/ "
+        "in a source checkout; from an installed package, pass a folder to write).",
+        show_default=False,
+    ),
 ) -> None:
     """Write the JSON Schema of every schema version, generated from the models (or, with --check, compare them).
 
     Example: ecocompute schema export --check
     """
+    out_dir = SCHEMA_DIR if out_folder is None else out_folder
     if not check and out_dir == SCHEMA_DIR and not (SCHEMA_DIR.parent / "pyproject.toml").is_file():
         raise UsageError(f"{SCHEMA_DIR} is inside the installed package, not a source checkout: pass --out DIR")
     stale = []
