@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +92,11 @@ def test_show_piped_holds_the_whole_table(capsys: pytest.CaptureFixture[str]) ->
     text = capsys.readouterr().out
     assert "…" not in text and "vs FP16 (95% CI)" in text and "dynamic J/t" in text
     assert max(len(line) for line in text.splitlines()) > 80
+
+
+def test_the_collector_s_own_entry_point_has_help_with_an_example() -> None:
+    proc = subprocess.run([sys.executable, "-m", "ecocompute.collector", "--help"], capture_output=True, text=True,
+                          check=False, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage: python -m ecocompute.collector" in proc.stdout
+    assert "Example: python -m ecocompute.collector collect" in proc.stdout and "…" not in proc.stdout
