@@ -35,6 +35,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [  # (name, extra arguments, wha
     ("not a key", ["--key", "{tmp}/id_junk"], ["is not a private key ssh-keygen can read"]),
     ("passphrase key, no agent", ["--key", "{tmp}/id_locked"],
      ["has a passphrase and no ssh-agent holds it", "ssh-add", "ecocompute sign"]),
+    ("passphrase key, no .pub", ["--key", "{tmp}/id_bare"], ["has a passphrase and no ssh-agent holds it (an agent's "
+     "key is matched by", "id_bare.pub, which is missing"]),
 ]  # fmt: skip
 HEAVY = ("torch", "transformers", "bitsandbytes", "accelerate", "pynvml", "amdsmi", "llama_cpp")
 PROBE = """
@@ -58,6 +60,8 @@ def refusals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     tmp = tmp_path_factory.mktemp("keys")
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "a long passphrase", "-f", str(tmp / "id_locked")],
                    check=True)  # fmt: skip
+    (tmp / "id_bare").write_bytes((tmp / "id_locked").read_bytes())  # the private half alone
+    (tmp / "id_bare").chmod(0o600)
     junk = tmp / "id_junk"
     junk.write_text("not a key\n")
     junk.chmod(0o600)
