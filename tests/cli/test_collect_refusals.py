@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -95,8 +98,6 @@ def test_the_command_starts_without_typer_s_help_module(refusals: dict[str, obje
 
 
 def test_the_refusals_name_flags_that_exist(refusals: dict[str, object]) -> None:
-    import re
-
     import typer
 
     from ecocompute.cli import app
@@ -105,3 +106,27 @@ def test_the_refusals_name_flags_that_exist(refusals: dict[str, object]) -> None
     flags = {opt for param in collect.params for opt in (*param.opts, *param.secondary_opts)}
     said = " ".join(r["err"] for r in refusals["results"].values())  # type: ignore[attr-defined]
     assert set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", said)) - flags == set()
+
+
+def test_a_passphrase_key_an_agent_holds_signs_the_test_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ecocompute.collector.run.preflight import try_key
+
+    key, words = tmp_path / "id_agent", "a long passphrase"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", words, "-f", str(key)], check=True)
+    askpass = tmp_path / "askpass.sh"
+    askpass.write_text(f"#!/bin/sh\necho '{words}'\n")
+    askpass.chmod(0o700)
+    started = subprocess.run(["ssh-agent", "-s", "-a", str(tmp_path / "agent.sock")], capture_output=True, text=True,
+                             check=True, timeout=10)  # fmt: skip
+    pid = int(re.search(r"SSH_AGENT_PID=(\d+)", started.stdout).group(1))  # type: ignore[union-attr]
+    try:
+        env = {**os.environ, "SSH_AUTH_SOCK": str(tmp_path / "agent.sock"), "SSH_ASKPASS": str(askpass),
+               "SSH_ASKPASS_REQUIRE": "force", "DISPLAY": ":0"}  # fmt: skip
+        subprocess.run(["ssh-add", str(key)], env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True,
+                       timeout=10)  # fmt: skip
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(tmp_path / "agent.sock"))
+        try_key(key)  # no passphrase typed: the agent signs
+    finally:
+        os.kill(pid, signal.SIGTERM)
