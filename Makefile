@@ -18,7 +18,7 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH)"
-	$(BIN)/python -m pip install -q -e ".[collect,publish,serve,mcp,dev]" --config-settings editable_mode=strict
+	$(BIN)/python -m pip install -q -e ".[collect,publish,serve,mcp,dev,fp8]" --config-settings editable_mode=strict
 	touch $(STAMP)
 
 install: $(STAMP)

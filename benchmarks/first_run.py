@@ -10,6 +10,13 @@ left (``--budget-s``) holds the longest run so far.
 
     python benchmarks/first_run.py --runs 10 --budget-s 1500 --out benchmarks/results/first_run_h200.json
 
+Results of several sittings add up with ``--tally``: it counts the runs of the result files given, each file's
+commands and workload (stack, batch size, model) shown, so that a claim such as "9 of 10" is read off files that ran
+the same block with the same defaults:
+
+    python benchmarks/first_run.py --tally benchmarks/results/first_run_h200_batch128_[bcd].json \
+        --out benchmarks/results/first_run_h200_batch128_tally.txt
+
 It needs the collector installed (``ecocompute`` on PATH), an NVIDIA GPU, and an SSH key at ``~/.ssh/id_ed25519``
 (made without a passphrase when missing, as the first-time setup; that is not timed).
 """
@@ -35,6 +42,8 @@ GATE_SOURCE = ROOT / "schema" / "derive.py"  # the gate's one home, read as text
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="JSON file for the results (a .txt beside it)")
+    parser.add_argument("--tally", type=Path, nargs="+", default=None, metavar="RESULT",
+                        help="add up these result files into --out (text) instead of running")  # fmt: skip
     parser.add_argument("--runs", type=int, default=10, help="fresh processes to run at most")
     parser.add_argument("--budget-s", type=float, default=1e9, help="start no run that would end after this")
     parser.add_argument("--login", default="first-run-user", help="the GitHub login the block is run as")
@@ -71,12 +80,24 @@ def gate_pct() -> float:
     return float(CV_GATE_PCT)
 
 
+def submission_payload(folder: Path) -> dict[str, Any] | None:
+    files = sorted((folder / "submissions").glob("*/*/*.json"))
+    return json.loads(files[-1].read_text(encoding="utf-8"))["payload"] if files else None
+
+
+def workload(payload: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the defaults measured: the run's model, stack, batch size and tokens."""
+    if payload is None:
+        return None
+    keys = ("architecture", "stack", "batch_size", "prompt_tokens", "new_tokens")
+    return {key: payload["workload"].get(key) for key in keys}
+
+
 def measurements(folder: Path) -> list[dict[str, Any]]:
     """Per precision of the run's submission: windows, CV of J/token, tokens/s."""
-    files = sorted((folder / "submissions").glob("*/*/*.json"))
-    if not files:
+    payload = submission_payload(folder)
+    if payload is None:
         return []
-    payload = json.loads(files[-1].read_text(encoding="utf-8"))["payload"]
     rows = []
     for m in payload["measurements"]:
         jpt = [w["energy_j"] / w["tokens"] for w in m["windows"]]
@@ -95,7 +116,7 @@ def one_run(i: int, lines: list[str], args: argparse.Namespace) -> dict[str, Any
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "submissions").mkdir(parents=True)
     shutil.copy(ROOT / "submissions" / "allowed_signers", folder / "submissions" / "allowed_signers")
-    steps = []
+    steps: list[dict[str, Any]] = []
     for line in lines:
         t0 = time.monotonic()
         proc = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True, check=False)
@@ -109,7 +130,7 @@ def one_run(i: int, lines: list[str], args: argparse.Namespace) -> dict[str, Any
     accepted = validate is not None and validate["rc"] == 0
     gated = accepted and bool(rows) and all(r["cv_pct"] is not None and r["cv_pct"] <= gate for r in rows)
     return {"run": i, "accepted": accepted, "gated": gated, "collect_s": collect and collect["wall_s"],
-            "measurements": rows, "steps": steps}  # fmt: skip
+            "workload": workload(submission_payload(folder)), "measurements": rows, "steps": steps}  # fmt: skip
 
 
 def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -147,6 +168,29 @@ def write(result: dict[str, Any], out: Path) -> None:
     out.with_suffix(".txt").write_text(render(result), encoding="utf-8")
 
 
+def tally(files: list[Path]) -> str:
+    """The runs of several result files added up; refuses files whose commands differ."""
+    results = [(path, json.loads(path.read_text(encoding="utf-8"))) for path in files]
+    commands = {json.dumps(result["commands"]) for _, result in results}
+    if len(commands) != 1:
+        raise SystemExit("the result files ran different commands: tally files of one CONTRIBUTING block only")
+    runs = [run for _, result in results for run in result["runs"]]
+    seen = {json.dumps(run.get("workload"), sort_keys=True) for run in runs if run.get("workload")}
+    s = summary(runs)
+    lines = [f"# {len(files)} sittings, {s['runs']} fresh processes, each running:"]
+    lines += [f"#   {line}" for line in results[0][1]["commands"]]
+    lines += [f"# workload recorded by the runs: {w}" for w in sorted(seen)] or ["# workload: not recorded"]
+    for path, result in results:
+        r = result["summary"]
+        lines.append(f"{path.name}: {result['started_at'][:19]}Z, {result['gpu']}: {r['accepted']} of {r['runs']} "
+                     f"accepted, {r['gated']} of {r['runs']} gated, "
+                     f"collect median {r['collect_s_median']:.1f} s")  # fmt: skip
+    lines.append(f"{s['accepted']} of {s['runs']} fresh processes accepted by validate, {s['gated']} of {s['runs']} "
+                 f"within the {results[0][1]['gate_cv_pct']:g}% CV gate; collect took at most {s['collect_s_max']} s, "
+                 f"median {s['collect_s_median']:.1f} s")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 def gpu_line() -> str:
     if shutil.which("nvidia-smi") is None:
         return "no nvidia-smi"
@@ -157,6 +201,11 @@ def gpu_line() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.tally:
+        text = tally(args.tally)
+        args.out.write_text(text, encoding="utf-8")
+        print(text, end="")
+        return 0
     lines = block_lines(args.contributing, args.login)
     ensure_key()
     started = time.monotonic()

@@ -30,7 +30,7 @@ SCHEMA_CHANGES = {
     "amdsmi_energy_counter, Method.counter_absent_reason, Window.power_trace/power_first_sample_s/"
     "power_last_sample_gap_s/power_max_gap_s, Hardware.vendor; engines other than transformers: "
     "Workload.engine/engine_version/engine_build_flags, Measurement.quantization_type and the GGUF precisions "
-    "q8_0 and q4_k_m (all optional, left out of the JSON when null)",
+    "q8_0 and q4_k_m, and torchao's FP8 precisions fp8-wo and fp8-dyn (all optional, left out of the JSON when null)",
 }
 """What each schema version added, for the JSON Schema's description and the changelog."""
 NAMESPACE = "ecocompute-submission-v1"
@@ -97,7 +97,7 @@ NEW_IN: dict[str, dict[str, tuple[str, ...]]] = {
 NEW_VALUES_IN: dict[str, dict[str, tuple[str, ...]]] = {
     "1.2": {
         "Method.energy_source": ("amdsmi_energy_counter", "power_integral"),
-        "Precision": ("q8_0", "q4_k_m"),
+        "Precision": ("q8_0", "q4_k_m", "fp8-wo", "fp8-dyn"),
     },
 }
 """Version -> ``Model.field`` (or an enum's name) -> the values it added to that field's choices."""
@@ -106,7 +106,9 @@ NEW_VALUES_IN: dict[str, dict[str, tuple[str, ...]]] = {
 class Precision(enum.StrEnum):
     """How a model's weights are held and multiplied.
 
-    ``q8_0`` and ``q4_k_m`` are llama.cpp's GGUF quantization types (new in 1.2); the rest are transformers'.
+    ``q8_0`` and ``q4_k_m`` are llama.cpp's GGUF quantization types (new in 1.2); ``fp8-wo`` (FP8 weights, 16-bit
+    matmul) and ``fp8-dyn`` (FP8 weights and dynamically quantized FP8 activations) are torchao's (new in 1.2); the
+    rest are transformers' bitsandbytes precisions and the 16-bit baselines.
     """
 
     FP16 = "fp16"
@@ -118,6 +120,8 @@ class Precision(enum.StrEnum):
     FP4 = "fp4"
     Q8_0 = "q8_0"
     Q4_K_M = "q4_k_m"
+    FP8_WO = "fp8-wo"
+    FP8_DYN = "fp8-dyn"
 
     @property
     def is_baseline(self) -> bool:
@@ -425,9 +429,18 @@ class Measurement(_Model):
     """All windows of one precision of one model; ``error`` says why there are none."""
 
     precision: Annotated[
-        Precision, about("fp16, bf16, int8 (threshold 6.0), int8-t0 (threshold 0.0), nf4, nf4-dq or fp4")
+        Precision,
+        about(
+            "fp16, bf16, int8 (threshold 6.0), int8-t0 (threshold 0.0), nf4, nf4-dq, fp4, llama.cpp's q8_0 or "
+            "q4_k_m, or torchao's fp8-wo (FP8 weights) or fp8-dyn (FP8 weights and activations)"
+        ),
     ]
-    quantization: Annotated[dict[str, JsonValue] | None, about("the full bitsandbytes config (null for fp16/bf16)")]
+    quantization: Annotated[
+        dict[str, JsonValue] | None,
+        about(
+            "the full quantization config: bitsandbytes', torchao's TorchAoConfig or the GGUF file's (null: fp16/bf16)"
+        ),
+    ]
     windows: Annotated[list[Window], about("the measured windows, in the order they ran")]
     warmup: Annotated[
         list[Window], Field(default_factory=list), about("warm-up windows, measured and left out of every figure")

@@ -35,6 +35,8 @@ BYTES_PER_PARAM = {
     Precision.FP4: 0.5,
     Precision.Q8_0: 1.0,  # GGUF Q8_0: 8.5 bits a weight; the lower bound keeps the ceiling lenient
     Precision.Q4_K_M: 0.5,  # GGUF Q4_K_M: about 4.8 bits a weight (some tensors at 5 or 6)
+    Precision.FP8_WO: 1.0,  # torchao float8_e4m3fn weights, a scale per row
+    Precision.FP8_DYN: 1.0,  # the same weights; activations are quantized on the fly
 }
 BANDWIDTH_SLACK = 1.5  # the best H200 window reads its weights at 0.61 x the bandwidth; 1.5 leaves room for caches
 MAX_GAP_S = 5.0  # between two windows of one session (delay, synchronize, counter reads, a GC pass)

@@ -19,7 +19,7 @@ class LoadedRunner(Runner, Protocol):
 
     @property
     def quantization(self) -> dict[str, Any] | None:
-        """The full bitsandbytes config, or None."""
+        """The full quantization config (bitsandbytes', torchao's, a GGUF file's), or None."""
         ...
 
     @property

@@ -45,12 +45,12 @@ class EngineSpec:
 
 
 def transformers_info() -> EngineInfo:
-    """Hugging Face transformers: its version, and the torch, CUDA and bitsandbytes it runs on (imports torch)."""
+    """Hugging Face transformers: its version, and the torch, CUDA, bitsandbytes, torchao it runs on (imports torch)."""
     from ecocompute.collector.model.hf import package_version, torch_versions
 
     torch_version, cuda_runtime = torch_versions()
     build = {"torch": torch_version, "cuda_runtime": cuda_runtime or "none"}
-    for name in ("bitsandbytes", "accelerate"):
+    for name in ("bitsandbytes", "accelerate", "torchao"):
         if (version := package_version(name)) is not None:
             build[name] = version
     return EngineInfo("transformers", package_version("transformers") or "unknown", build)
@@ -80,7 +80,7 @@ def llamacpp_info() -> EngineInfo:
 ENGINES: dict[str, EngineSpec] = {
     "transformers": EngineSpec(
         "transformers", hf_backend, transformers_info,
-        "Hugging Face transformers generate(), eager or torch.compile'd, bitsandbytes quantization",
+        "Hugging Face transformers generate(), eager or torch.compile'd, bitsandbytes quantization, torchao FP8",
     ),
     "llama.cpp": EngineSpec(
         "llama.cpp", llamacpp_backend, llamacpp_info,

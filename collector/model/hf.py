@@ -3,8 +3,9 @@
 Every import happens inside the function that needs it, so ``ecocompute --help`` never loads torch. Where a
 model's weights come from (a shipped architecture built once with random weights, or a pretrained checkpoint)
 is :mod:`ecocompute.collector.model.weights`; the names it holds are still reachable here. Each precision is loaded
-with ``from_pretrained(..., dtype=..., quantization_config=BitsAndBytesConfig(...))``
-and wrapped in an :class:`HfRunner` that generates exactly ``new_tokens`` per sequence, greedily.
+with ``from_pretrained(..., dtype=..., quantization_config=BitsAndBytesConfig(...))`` (FP8: ``TorchAoConfig``, see
+:mod:`ecocompute.collector.model.torchao_fp8`) and wrapped in an :class:`HfRunner` that generates exactly
+``new_tokens`` per sequence, greedily.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from ecocompute.collector.errors import ModelError, NoGpuError
+from ecocompute.collector.model import torchao_fp8
 from ecocompute.collector.model.precisions import SPECS, check_engine, estimate_model_bytes
 from ecocompute.schema.models import Precision, Stack
 
@@ -60,6 +62,7 @@ def _transformers() -> Any:
     except ImportError:
         raise ModelError("transformers is not installed: pip install 'ecocompute[collect]'") from None
     transformers.logging.set_verbosity_error()
+    torchao_fp8.quiet_extension_warnings()  # transformers imports torchao, where installed, when a model loads
     transformers.utils.logging.disable_progress_bar()
     return transformers
 
@@ -150,8 +153,10 @@ def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def quantization_config(precision: Precision) -> Any:
-    """A ``BitsAndBytesConfig`` for ``precision``, or None for fp16/bf16."""
+    """A ``BitsAndBytesConfig`` for ``precision``, a ``TorchAoConfig`` for FP8, or None for fp16/bf16."""
     spec = SPECS[precision]
+    if spec.torchao is not None:
+        return torchao_fp8.torchao_config(precision, _transformers())
     if spec.bnb is None:
         return None
     torch, transformers = _torch(), _transformers()
@@ -185,9 +190,10 @@ class HfRunner:
     """One loaded model at one precision: generates the fixed prompt, exactly ``new_tokens`` per sequence."""
 
     def __init__(self, model: Any, precision: Precision, device: str, prompt: list[list[int]], new_tokens: int,
-                 stack: Stack) -> None:  # fmt: skip
+                 stack: Stack, loaded: dict[str, Any] | None = None) -> None:  # fmt: skip
         torch, transformers = _torch(), _transformers()
         self.model = model
+        self.loaded = loaded or {}
         self.precision = precision
         self.device = device
         self.new_tokens = new_tokens
@@ -205,15 +211,21 @@ class HfRunner:
 
     @property
     def quantization(self) -> dict[str, Any] | None:
-        """The full bitsandbytes config the model was loaded with (JSON-safe), or None."""
+        """The full quantization config the model was loaded with (JSON-safe), or None.
+
+        bitsandbytes' config, or transformers' ``TorchAoConfig`` with the torchao config it holds, plus what the
+        load found (FP8: torchao's version and how many linears it made FP8).
+        """
         config = getattr(self.model.config, "quantization_config", None)
         if config is None:
             return None
-        return _json_safe(config if isinstance(config, dict) else config.to_dict())
+        return _json_safe({**(config if isinstance(config, dict) else config.to_dict()), **self.loaded})
 
     @property
     def memory_mib(self) -> float:
-        """The model's memory footprint in MiB."""
+        """The model's memory footprint in MiB (an FP8 weight counted at its FP8 size, with its scales)."""
+        if SPECS[self.precision].torchao is not None:
+            return torchao_fp8.footprint_bytes(self.model) / (1024 * 1024)
         return float(self.model.get_memory_footprint()) / (1024 * 1024)
 
     @property
@@ -275,6 +287,7 @@ class HfBackend:
     def load(self, precision: Precision) -> HfRunner:
         """Load the model at ``precision``; any failure (OOM, no bitsandbytes kernel) raises."""
         check_engine([precision], "transformers")  # a GGUF type would load as fp16 under its name
+        torchao_fp8.check_device(precision, self.device)  # before any weight moves
         torch, transformers = _torch(), _transformers()
         spec = SPECS[precision]
         model = transformers.AutoModelForCausalLM.from_pretrained(
@@ -287,9 +300,10 @@ class HfBackend:
         )
         model.eval()
         _check_dtype(model, precision, spec.dtype)
+        loaded = torchao_fp8.loaded_record(model) if spec.torchao is not None else None
         if self.stack is Stack.COMPILED_ALL:
-            mark_compileable(model)
-        return HfRunner(model, precision, self.device, self.prompt, self.new_tokens, self.stack)
+            mark_compileable(model)  # bitsandbytes only: transformers compiles torchao models on its own
+        return HfRunner(model, precision, self.device, self.prompt, self.new_tokens, self.stack, loaded)
 
     def fits_together(self, precisions: list[Precision]) -> bool:
         """Whether all ``precisions`` fit in free GPU memory at once (estimated; always True on CPU)."""

@@ -1,6 +1,7 @@
 """The precisions the collector measures, and what each means for loading a model.
 
-Pure data: :mod:`ecocompute.collector.model.hf` turns a spec into ``dtype`` and a ``BitsAndBytesConfig``.
+Pure data: :mod:`ecocompute.collector.model.hf` turns a spec into ``dtype`` and a ``BitsAndBytesConfig``, or (FP8)
+:mod:`ecocompute.collector.model.torchao_fp8` into a torchao config.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ class PrecisionSpec:
     """How to load one precision: torch dtype name, BitsAndBytesConfig arguments, bytes per quantized weight.
 
     ``engines`` names the engines that have the precision: fp16 is everyone's baseline; bitsandbytes' precisions
-    are transformers', the GGUF types llama.cpp's (its F16 file is fp16).
+    are transformers', the GGUF types llama.cpp's (its F16 file is fp16). ``torchao`` names torchao's config class,
+    its granularity and its inductor switch for the FP8 precisions (transformers', through ``TorchAoConfig``).
     """
 
     precision: Precision
@@ -26,6 +28,7 @@ class PrecisionSpec:
     bnb: dict[str, Any] | None = field(default=None)
     weight_bytes: float = 2.0
     engines: tuple[str, ...] = ("transformers",)
+    torchao: dict[str, Any] | None = field(default=None)
 
 
 _NF4 = {"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4bit_compute_dtype": "float16"}
@@ -43,7 +46,20 @@ SPECS: dict[Precision, PrecisionSpec] = {
     # llama.cpp's GGUF types: Q8_0 is 34 bytes per 32 weights; Q4_K_M mixes Q4_K (4.5 bits) and Q6_K (6.56 bits)
     Precision.Q8_0: PrecisionSpec(Precision.Q8_0, "float16", None, 34 / 32, ("llama.cpp",)),
     Precision.Q4_K_M: PrecisionSpec(Precision.Q4_K_M, "float16", None, 0.61, ("llama.cpp",)),
-}
+    # torchao's FP8 (docs/fp8.md): float8_e4m3fn weights with a scale per row. Weight-only dequantizes to the fp16
+    # model's dtype before each matmul; dynamic quantizes activations too, and row-wise scaled FP8 matmuls return
+    # bfloat16, so that model loads in bf16. set_inductor_config False: the process's inductor settings stay the
+    # sweep's, for the fp16 model of the same run too.
+    Precision.FP8_WO: PrecisionSpec(
+        Precision.FP8_WO, "float16", None, 1.0,
+        torchao={"config": "Float8WeightOnlyConfig", "granularity": "PerRow", "set_inductor_config": False},
+    ),
+    Precision.FP8_DYN: PrecisionSpec(
+        Precision.FP8_DYN, "bfloat16", None, 1.0,
+        torchao={"config": "Float8DynamicActivationFloat8WeightConfig", "granularity": "PerRow",
+                 "set_inductor_config": False},
+    ),
+}  # fmt: skip
 
 
 def parse_precisions(text: str | Iterable[str]) -> list[Precision]:

@@ -29,7 +29,7 @@ from ecocompute.collector.run import fingerprint
 from ecocompute.collector.run.config import Destination, RunConfig
 from ecocompute.collector.run.display import SilentView, View
 from ecocompute.collector.run.engine import Engine, describe_error, other_processes
-from ecocompute.collector.run.preflight import gpu_checklist, refuse_unmeasurable
+from ecocompute.collector.run.preflight import gpu_checklist, refuse_unmeasurable, refuse_without_fp8
 from ecocompute.collector.run.spread import OnSpread, SpreadVerdict, advice, passes_gate
 from ecocompute.collector.run.state import (
     MeasurementState,
@@ -108,6 +108,7 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
     try:
         info = gpu.fingerprint()
         method = refuse_unmeasurable(info, gpu)
+        refuse_without_fp8(info, config.precisions, config.torch_device)
         others = _refuse_shared(gpu, config)
         env.view.checklist(gpu_checklist(info, gpu, others, config.allow_shared))
         software = env.software(info.nvml_version)

@@ -1,7 +1,8 @@
 """Before any model loads: the signing key is tried, and the GPU is probed once and shown as one checklist.
 
 A GPU that cannot be measured at all (no energy counter and no power reading: Jetson's NVML, a MIG slice, a
-compute partition) is refused here, with the reason (:func:`refuse_unmeasurable`).
+compute partition) is refused here, with the reason (:func:`refuse_unmeasurable`), and so are FP8 precisions a GPU
+or the installed torchao cannot run (:func:`refuse_without_fp8`), before any model loads.
 
 The settings the validator would refuse are :meth:`RunConfig.validator_problems`; this module adds what needs
 the outside world: ``ssh-keygen`` and the key (:func:`try_key`), and the GPU's state (:func:`gpu_checklist`).
@@ -12,12 +13,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ecocompute.collector.device.gpu import EnergyMethod, GpuInfo, GpuMonitor, energy_method
 from ecocompute.collector.errors import MigEnabledError, NoEnergyCounterError
+from ecocompute.collector.model.torchao_fp8 import NoFp8Error, fp8_problems
 from ecocompute.schema.errors import UsageError
+from ecocompute.schema.models import Precision
 
 TEST_MESSAGE = b"ecocompute preflight: can this key sign?\n"
 PREFLIGHT_NAMESPACE = "ecocompute-preflight"
@@ -94,6 +98,20 @@ def refuse_unmeasurable(info: GpuInfo, gpu: GpuMonitor) -> EnergyMethod:
             "counter or a power reading (Jetson boards report neither through NVML)"
         )
     return method
+
+
+def refuse_without_fp8(info: GpuInfo, precisions: Iterable[Precision], torch_device: str | None = None) -> None:
+    """Refuse FP8 precisions this GPU, the installed torchao or ``--torch-device`` cannot run, with each fix.
+
+    The GPU needs FP8 tensor cores (NVIDIA, compute capability 8.9 or newer); torchao must be installed and match
+    torch; fp8-dyn cannot run on a CPU. Precisions other than FP8 pass.
+    """
+    problems = fp8_problems(
+        precisions, vendor=info.vendor, compute_capability=info.compute_capability,
+        gpu_name=f"GPU {info.index} ({info.gpu_name})", model_device=torch_device,
+    )  # fmt: skip
+    if problems:
+        raise NoFp8Error("; ".join(problems))
 
 
 def _energy_item(method: EnergyMethod) -> CheckItem:

@@ -1,0 +1,139 @@
+"""The FP8 measurement kit, as far as it runs here: queues, pins, scripts, the timing estimate and the #4094 check."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from factories import submission_document
+
+from ecocompute.collector import cli
+from ecocompute.schema.models import Submission
+
+KIT = Path(__file__).parents[1]
+ROOT = KIT.parents[1]
+SWEEP_SHAPES = {"Qwen2.5-0.5B", "TinyLlama-1.1B", "Qwen2.5-1.5B", "Qwen2.5-3B", "Qwen2.5-7B", "Llama-3.1-8B",
+                "Qwen2.5-14B", "Qwen2.5-32B"}  # fmt: skip
+
+
+def tool(name: str) -> Any:
+    """A script of tools/ as a module."""
+    spec = importlib.util.spec_from_file_location(f"fp8_{name}", KIT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def collect_options() -> set[str]:
+    names: set[str] = set()
+    for parameter in inspect.signature(cli.collect_command).parameters.values():
+        for decl in getattr(parameter.default, "param_decls", None) or ():
+            names.update(decl.split("/"))
+    return names
+
+
+def queue(name: str) -> list[list[str]]:
+    text = (KIT / "queues" / name).read_text(encoding="utf-8")
+    return [shlex.split(line) for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+@pytest.mark.parametrize("stack", ["eager", "compiled", "compiled-all"])
+def test_each_stack_has_a_queue_of_the_sweeps_shapes(stack: str) -> None:
+    options = collect_options()
+    lines = queue(f"h200-fp8-{stack}-b1.txt")
+    assert {line[line.index("--arch") + 1] for line in lines} == SWEEP_SHAPES and len(lines) == len(SWEEP_SHAPES)
+    for args in lines:
+        assert {a for a in args if a.startswith("--")} <= options, args
+        assert args[args.index("--precisions") + 1] == "fp16,bf16,fp8-wo,fp8-dyn"
+        assert args[args.index("--stack") + 1] == stack and args[args.index("--batch-size") + 1] == "1"
+        assert args[args.index("--window-s") + 1] == "10" and args[args.index("--min-windows") + 1] == "5"
+
+
+def test_the_eager_queue_starts_with_the_sizes_of_the_rtx_5090_report() -> None:
+    first = [line[line.index("--arch") + 1] for line in queue("h200-fp8-eager-b1.txt")[:3]]
+    assert first == ["Qwen2.5-0.5B", "Qwen2.5-1.5B", "Qwen2.5-7B"]
+
+
+def test_the_kit_fetches_the_torchao_the_extra_pins() -> None:
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    (pin,) = extra["fp8"]
+    fetched = re.search(r"^TORCHAO=(\S+)", (KIT / "tools" / "fetch.sh").read_text(encoding="utf-8"), re.M)
+    assert fetched is not None and pin == f"torchao=={fetched.group(1)}"
+
+
+def test_the_scripts_parse() -> None:
+    scripts = sorted((KIT / "tools").glob("*.sh"))
+    assert {s.name for s in scripts} == {"fetch.sh", "install.sh", "pack.sh", "smoke.sh", "start.sh"}
+    for script in scripts:
+        subprocess.run(["bash", "-n", str(script)], check=True)
+
+
+def test_the_committed_timings_are_current() -> None:
+    timings = tool("timings")
+    assert timings.main(["--check"]) == 0
+    jobs = timings.campaign_jobs()
+    assert len(jobs) >= 40  # nearly every finished job of the campaign is matched to its submission
+    for line in queue("h200-fp8-compiled-all-b1.txt"):
+        found = timings.estimate(line[line.index("--arch") + 1], "compiled-all", 1, jobs)
+        assert found is not None and 0 < found.floor_s <= found.ceiling_s
+
+
+def fp8_submission(seed: int, arch: str, params: int, wo_factor: float, stack: str = "eager") -> Submission:
+    """A synthetic submission of fp16 and fp8-wo whose fp8-wo windows cost ``wo_factor`` times fp16's J/token."""
+    document = submission_document(seed, precisions=("fp16", "nf4"), architecture=arch, params_total=params,
+                                   stack=stack, n_windows=6)  # fmt: skip
+    document["schema_version"] = "1.2"
+    fp16, fp8 = document["payload"]["measurements"]
+    fp8["precision"], fp8["quantization"] = "fp8-wo", {"quant_method": "torchao"}
+    for mine, theirs in zip(fp8["windows"], fp16["windows"], strict=True):
+        for key in ("energy_j", "energy_j_power_integrated"):
+            mine[key] = theirs[key] * wo_factor
+    return Submission.model_validate(document)
+
+
+SIZES = (("Qwen2.5-0.5B", 494_032_768), ("Qwen2.5-1.5B", 1_543_714_304), ("Qwen2.5-7B", 7_615_616_512))
+
+
+@pytest.mark.parametrize(
+    ("factors", "expected"),
+    [
+        ((2.58, 4.5, 8.01), "anomaly"),  # pytorch/ao#4094's +158% .. +701%
+        ((2.0, 2.0, 2.0), "fp8-wo costs more, not rising with size"),
+        ((1.0, 1.0, 1.0), "no anomaly"),
+        ((2.58, 8.01), "not enough sizes (2 of 3)"),
+    ],
+)
+def test_the_4094_check(factors: tuple[float, ...], expected: str, tmp_path: Path) -> None:
+    anomaly = tool("anomaly")
+    for seed, ((arch, params), factor) in enumerate(zip(SIZES, factors, strict=False)):
+        fp8_submission(seed, arch, params, factor).to_file(tmp_path / f"{seed}.json")
+    pairs = anomaly.load_pairs([tmp_path])
+    assert len(pairs) == len(factors) and {p.precision for p in pairs} == {"fp8-wo"}
+    assert pairs[0].change_pct == pytest.approx((factors[0] - 1) * 100, rel=1e-6)
+    assert all(p.ci_low_pct < p.change_pct < p.ci_high_pct for p in pairs)
+    assert {p.power_limit_w for p in pairs} == {700.0}
+    text = anomaly.render(pairs)
+    assert text.count("| eager | 1 |") == len(factors)
+    assert f"- eager, batch 1: {expected} (pytorch/ao#4094, fp8-wo against fp16)" in text
+
+
+def test_every_path_the_scripts_name_is_in_the_tree() -> None:
+    path = re.compile(r"\b((?:campaigns|tests)/[\w./-]+\.(?:sh|py|txt))\b")
+    named = set()
+    for script in sorted((KIT / "tools").glob("*.sh")):
+        named |= set(path.findall(script.read_text(encoding="utf-8")))
+    assert "tests/collector/test_fp8.py" in named and "campaigns/fp8/tools/anomaly.py" in named
+    missing = sorted(name for name in named if not (ROOT / name).is_file())
+    assert not missing, missing
+    gpu_tests = (ROOT / "tests/collector/test_fp8.py").read_text(encoding="utf-8")
+    assert "@pytest.mark.gpu" in gpu_tests  # smoke.sh runs them with -m gpu
