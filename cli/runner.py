@@ -20,6 +20,7 @@ EXTRA_MODULES = {
     "literature": ("jsonschema",),
     "mcp": ("mcp", "mcp_types"),
     "llamacpp": ("llama_cpp", "gguf"),
+    "fp8": ("torchao",),
 }
 """The modules each optional extra of pyproject.toml installs (``dev`` is for contributors: never a hint)."""
 
