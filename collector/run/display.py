@@ -155,7 +155,7 @@ class LineView:
         """Print one line."""
         name = state.precision.value
         if window is None:
-            self.console.print(f"{name}: failed: {state.error}")
+            self.console.print(f"{name}: failed: {state.error}", markup=False)
             return
         jpt = window_j_per_token(window)
         if warmup:

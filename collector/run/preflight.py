@@ -78,10 +78,12 @@ def try_key(key: Path) -> None:
     window, when nobody may be at the keyboard to type a passphrase.
     """
     if _needs_passphrase(key) and not _in_agent(key):
+        pub = key.with_name(key.name + ".pub")
+        which = "" if pub.is_file() else f" (an agent's key is matched by {pub}, which is missing: put it back)"
         raise UsageError(
-            f'SSH key {key} has a passphrase and no ssh-agent holds it: run `eval "$(ssh-agent -s)" && ssh-add '
-            f"{key}` first (the signature at the end of the run then needs nobody at the keyboard), or drop --key "
-            "and sign the file afterwards with `ecocompute sign`"
+            f'SSH key {key} has a passphrase and no ssh-agent holds it{which}: run `eval "$(ssh-agent -s)" && '
+            f"ssh-add {key}` first (the signature at the end of the run then needs nobody at the keyboard), or drop "
+            "--key and sign the file afterwards with `ecocompute sign`"
         )
     proc = _keygen("-Y", "sign", "-q", "-f", str(key), "-n", PREFLIGHT_NAMESPACE, stdin=TEST_MESSAGE)
     if proc.returncode != 0 or b"BEGIN SSH SIGNATURE" not in proc.stdout:
