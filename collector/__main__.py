@@ -11,6 +11,14 @@ import typer
 from ecocompute.collector import cli
 from ecocompute.runner import main_for
 
-app = typer.Typer(name="ecocompute-collector", no_args_is_help=True, pretty_exceptions_enable=False)
+app = typer.Typer(
+    name="ecocompute-collector",
+    help="The collector's commands alone: measure a GPU's energy per token and write a signed submission.\n\n"
+    "Example: python -m ecocompute.collector collect --arch TinyLlama-1.1B --signer alice --key ~/.ssh/id_ed25519",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
 cli.register(app)
-sys.exit(main_for(app))
+sys.exit(main_for(app, prog_name="python -m ecocompute.collector"))

@@ -64,7 +64,9 @@ def collect_command(
     model: str | None = typer.Option(
         None, "--model", help="A pretrained model: Hugging Face id (from the local cache) or a local directory."
     ),
-    precisions: str = typer.Option("fp16,nf4", "--precisions", help=f"Comma-separated, from: {VALID_PRECISIONS}."),
+    precisions: str = typer.Option(
+        "fp16,nf4", "--precisions", "--precision", help=f"Comma-separated, from: {VALID_PRECISIONS}."
+    ),
     batch_size: int = typer.Option(RunConfig.batch_size, "--batch-size", help="Sequences per generate call."),
     prompt_tokens: int = typer.Option(
         RunConfig.prompt_tokens, "--prompt-tokens", help="Prompt length in tokens (fixed, seeded ids)."

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ecocompute.console import out
 from ecocompute.schema.derive import derive
@@ -39,7 +41,7 @@ def sign(
     signed = sign_submission(submission, key, signer)
     write_text_atomic(file, dump_submission(signed))
     assert signed.signature is not None  # noqa: S101 - set by sign_submission
-    out.print(f"signed {file} as {signer} ({signed.signature.key_fingerprint})")
+    out.print(f"signed {file} as {signer} ({signed.signature.key_fingerprint})", markup=False)
 
 
 def verify(file: Path = FILE_ARG, allowed_signers: Path = ALLOWED_OPT) -> None:
@@ -55,7 +57,7 @@ def verify(file: Path = FILE_ARG, allowed_signers: Path = ALLOWED_OPT) -> None:
     if not isinstance(document, dict):  # pragma: no cover - submission_from_document rejects it first
         raise SignatureError("not a JSON object")
     who = verify_document(document, allowed)
-    out.print(f"[green]OK[/] {file}: signed by {who.signer} ({who.key_fingerprint})")
+    out.print(f"[green]OK[/] {escape(str(file))}: signed by {escape(who.signer)} ({who.key_fingerprint})")
 
 
 def change_cells(submission: Submission) -> tuple[str | None, dict[str, str]]:
@@ -100,7 +102,7 @@ def summary_table(submission: Submission, title: str) -> Table:
         table.add_column(name, justify="left" if name == "precision" else "right")
     for m in p.measurements:
         if m.error or not m.windows:
-            table.add_row(m.precision.value, "0", f"[red]{m.error or 'no windows'}[/]", *[""] * 7)
+            table.add_row(m.precision.value, "0", Text(m.error or "no windows", style="red"), *[""] * 7)
             continue
         d = derive(m.windows, p.idle.power_w)
         ci = "n/a" if d.ci95_pct is None else f"±{d.ci95_pct:.2f}%"
@@ -136,14 +138,14 @@ def show(
                 who = verify_document(document, allowed)
                 status = f"signature OK: {who.signer}"
         except EcocomputeError as exc:
-            out.print(f"[red]{file}: {exc}[/]")
+            out.print(f"[red]{escape(str(file))}: {escape(str(exc))}[/]")
             failed += 1
             continue
         p = submission.payload
         label = " [yellow](EXAMPLE, not a measurement)[/]" if p.example else ""
         title = (
-            f"{file}{label}\n{p.hardware.gpu_name} · {p.workload.architecture} ({p.workload.weights}) · "
-            f"{p.workload.stack.value} · batch {p.workload.batch_size} · {status}"
+            f"{escape(str(file))}{label}\n{escape(p.hardware.gpu_name)} · {p.workload.architecture} "
+            f"({p.workload.weights}) · {p.workload.stack.value} · batch {p.workload.batch_size} · {status}"
         )
         out.print(summary_table(submission, title))
     if failed:
@@ -158,12 +160,19 @@ schema_app = typer.Typer(
 @schema_app.command("export")
 def export_schema(
     check: bool = typer.Option(False, "--check", help="Fail if a committed schema differs from the models."),
-    out_dir: Path = typer.Option(SCHEMA_DIR, "--out", help="Folder of the submission-<version>.schema.json files."),
+    out_folder: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Folder of the submission-<version>.schema.json files (default: the package's own, which is schema/ "
+        "in a source checkout; from an installed package, pass a folder to write).",
+        show_default=False,
+    ),
 ) -> None:
     """Write the JSON Schema of every schema version, generated from the models (or, with --check, compare them).
 
     Example: ecocompute schema export --check
     """
+    out_dir = SCHEMA_DIR if out_folder is None else out_folder
     if not check and out_dir == SCHEMA_DIR and not (SCHEMA_DIR.parent / "pyproject.toml").is_file():
         raise UsageError(f"{SCHEMA_DIR} is inside the installed package, not a source checkout: pass --out DIR")
     stale = []
@@ -171,11 +180,11 @@ def export_schema(
         target, text = schema_file(version, out_dir), json_schema_text(version)
         if not check:
             write_text_atomic(target, text)
-            out.print(f"wrote {target}")
+            out.print(f"wrote {target}", markup=False)
         elif (target.read_text(encoding="utf-8") if target.exists() else "") != text:
             stale.append(str(target))
         else:
-            out.print(f"{target} is up to date")
+            out.print(f"{target} is up to date", markup=False)
     if stale:
         raise SignatureError(f"{', '.join(stale)} out of date: run `ecocompute schema export`")
 

@@ -3,7 +3,8 @@
 The models read every version of :data:`SCHEMA_VERSIONS`; the JSON Schema of one version is theirs with
 ``schema_version`` fixed to it. 1.0 and 1.1 hold the same fields because files labelled 1.0 gained the fields 1.1
 names (:data:`SCHEMA_CHANGES`), and a 1.0 JSON Schema that refused them would refuse real 1.0 files. What a later
-version added that no earlier file holds (:data:`NEW_IN`, :data:`NEW_VALUES_IN`) is left out of each earlier one.
+version added that no earlier file holds (:data:`NEW_IN`, :data:`NEW_VALUES_IN`) is left out of each earlier one,
+and a field that may be null only from a later version (:data:`NULL_NEW_IN`) stays non-null in the earlier ones.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecocompute.schema.models import NEW_IN, NEW_VALUES_IN, SCHEMA_CHANGES, SCHEMA_VERSION, SCHEMA_VERSIONS, Submission
+from ecocompute.schema.models import (
+    NEW_IN,
+    NEW_VALUES_IN,
+    NULL_NEW_IN,
+    SCHEMA_CHANGES,
+    SCHEMA_VERSION,
+    SCHEMA_VERSIONS,
+    Submission,
+)
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 
@@ -50,6 +59,13 @@ def _drop_added(defs: dict[str, Any], version: str) -> None:
     for model, names in NEW_IN.get(version, {}).items():
         for name in names:
             del defs[model]["properties"][name]
+    for model, names in NULL_NEW_IN.get(version, {}).items():
+        for name in names:
+            node = defs[model]["properties"][name]
+            kept = [branch for branch in node.pop("anyOf") if branch != {"type": "null"}]
+            if len(kept) != 1:  # pragma: no cover - each such field is one type or null
+                raise ValueError(f"{model}.{name}: expected one non-null type, found {kept}")
+            node.update(kept[0])
     for where, values in NEW_VALUES_IN.get(version, {}).items():
         model, _, name = where.partition(".")
         node = defs[model]["properties"][name] if name else defs[model]

@@ -30,7 +30,8 @@ SCHEMA_CHANGES = {
     "amdsmi_energy_counter, Method.counter_absent_reason, Window.power_trace/power_first_sample_s/"
     "power_last_sample_gap_s/power_max_gap_s, Hardware.vendor; engines other than transformers: "
     "Workload.engine/engine_version/engine_build_flags, Measurement.quantization_type and the GGUF precisions "
-    "q8_0 and q4_k_m, and torchao's FP8 precisions fp8-wo and fp8-dyn (all optional, left out of the JSON when null)",
+    "q8_0 and q4_k_m, and torchao's FP8 precisions fp8-wo and fp8-dyn (all optional, left out of the JSON when null); "
+    "null for a sensor the GPU does not report: Window.temp_c_start/temp_c_end/sm_clock_mhz_mean/throttle_reasons",
 }
 """What each schema version added, for the JSON Schema's description and the changelog."""
 NAMESPACE = "ecocompute-submission-v1"
@@ -101,6 +102,14 @@ NEW_VALUES_IN: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 """Version -> ``Model.field`` (or an enum's name) -> the values it added to that field's choices."""
+NULL_NEW_IN: dict[str, dict[str, tuple[str, ...]]] = {
+    "1.2": {"Window": ("temp_c_start", "temp_c_end", "sm_clock_mhz_mean", "throttle_reasons")},
+}
+"""Version -> model -> the required fields that may be null from that version on (a sensor the GPU lacks).
+
+Earlier files always hold a value there; one that holds null is refused, and the earlier JSON Schemas keep the
+field non-null."""
+NOT_RECORDED = "null, from schema 1.2: this GPU does not report it; never 0"
 
 
 class Precision(enum.StrEnum):
@@ -348,14 +357,21 @@ class Window(_Model):
     ]
     tokens: Annotated[int, Field(ge=0), about("tokens generated in the window (batch x new tokens x generate calls)")]
     generate_calls: Annotated[int, Field(ge=1), about("generate() calls in the window")]
-    temp_c_start: Annotated[float, about("GPU temperature at the start of the window", "degC")]
-    temp_c_end: Annotated[float, about("GPU temperature at the end of the window", "degC")]
-    sm_clock_mhz_mean: Annotated[NonNegative, about("mean SM clock over the window", "MHz")]
+    temp_c_start: Annotated[float | None, about(f"GPU temperature at the start of the window ({NOT_RECORDED})", "degC")]
+    temp_c_end: Annotated[float | None, about(f"GPU temperature at the end of the window ({NOT_RECORDED})", "degC")]
+    sm_clock_mhz_mean: Annotated[
+        NonNegative | None, about(f"mean SM clock (GFX clock on AMD) over the window ({NOT_RECORDED})", "MHz")
+    ]
     throttle_reasons: Annotated[
-        list[Annotated[str, Field(max_length=64)]], about("NVML clock-throttle reasons seen during the window")
+        list[Annotated[str, Field(max_length=64)]] | None,
+        about(
+            "clock-throttle reasons seen during the window (NVML's; amdsmi's violation flags on AMD), empty when none "
+            f"({NOT_RECORDED})"
+        ),
     ]
     gpu_util_pct_mean: Annotated[
-        Annotated[float, Field(ge=0, le=100)] | None, about("mean GPU utilisation (null: not recorded)", "%")
+        Annotated[float, Field(ge=0, le=100)] | None,
+        about("mean GPU utilisation (null: not recorded, or from 1.2 not reported by this GPU)", "%"),
     ] = None
     process_cpu_s: Annotated[
         NonNegative | None,
@@ -379,7 +395,12 @@ class Window(_Model):
         ),
     ] = None
     power_limit_w: Annotated[
-        Positive | None, about("the GPU's power limit read from NVML at the window's start (null: not recorded)", "W")
+        Positive | None,
+        about(
+            "the GPU's power limit read from NVML at the window's start (null: not recorded, or from 1.2 not "
+            "reported by this GPU)",
+            "W",
+        ),
     ] = since_1_1
     recompiles: Annotated[
         Annotated[int, Field(ge=0)] | None,
@@ -559,6 +580,7 @@ def newer_than(payload: Payload, version: str) -> list[str]:
         name = type(node).__name__
         for v in later:
             found += [f"{name}.{f}" for f in NEW_IN.get(v, {}).get(name, ()) if getattr(node, f) is not None]
+            found += [f"{name}.{f}=null" for f in NULL_NEW_IN.get(v, {}).get(name, ()) if getattr(node, f) is None]
     for v in later:
         added = NEW_VALUES_IN.get(v, {})
         if payload.method.energy_source in added.get("Method.energy_source", ()):

@@ -86,10 +86,10 @@ class WindowsTable(pa.DataFrameModel):
     static_j_per_token: Optional[float] = derived(WindowFigures, "static_j_per_token", nullable=True)  # noqa: UP045
     dynamic_j_per_token: Optional[float] = derived(WindowFigures, "dynamic_j_per_token", nullable=True)  # noqa: UP045
     power_w_mean: float = derived(WindowFigures, "power_w_mean", ge=0)
-    temp_c_start: float = recorded(Window, "temp_c_start")
-    temp_c_end: float = recorded(Window, "temp_c_end")
-    sm_clock_mhz_mean: float = recorded(Window, "sm_clock_mhz_mean", ge=0)
-    throttle_reasons: str = recorded(Window, "throttle_reasons", note=", comma-separated")
+    temp_c_start: Optional[float] = recorded(Window, "temp_c_start", nullable=True)  # noqa: UP045
+    temp_c_end: Optional[float] = recorded(Window, "temp_c_end", nullable=True)  # noqa: UP045
+    sm_clock_mhz_mean: Optional[float] = recorded(Window, "sm_clock_mhz_mean", nullable=True, ge=0)  # noqa: UP045
+    throttle_reasons: Optional[str] = recorded(Window, "throttle_reasons", nullable=True, note=", comma-separated")  # noqa: UP045
     gpu_util_pct_mean: Optional[float] = recorded(Window, "gpu_util_pct_mean", nullable=True, ge=0, le=100)  # noqa: UP045
     process_cpu_s: Optional[float] = recorded(Window, "process_cpu_s", nullable=True, ge=0)  # noqa: UP045
     host_steal_s: Optional[float] = recorded(Window, "host_steal_s", nullable=True, ge=0)  # noqa: UP045
@@ -260,7 +260,7 @@ def _window_row(sub_id: str, m: Measurement, w: Window, warmup: bool, idle_w: fl
         "temp_c_start": w.temp_c_start,
         "temp_c_end": w.temp_c_end,
         "sm_clock_mhz_mean": w.sm_clock_mhz_mean,
-        "throttle_reasons": ",".join(w.throttle_reasons),
+        "throttle_reasons": None if w.throttle_reasons is None else ",".join(w.throttle_reasons),
         "gpu_util_pct_mean": w.gpu_util_pct_mean,
         "process_cpu_s": w.process_cpu_s,
         "host_steal_s": w.host_steal_s,

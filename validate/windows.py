@@ -189,23 +189,40 @@ def check_throughput(measurement: Measurement, workload: Workload, index: int) -
 
 
 def check_temperatures(measurement: Measurement, index: int) -> list[Finding]:
-    """Temperatures at the start and end of each window lie in 0..110 C."""
+    """Temperatures at the start and end of each window lie in 0..110 C (skipped where the GPU has no sensor)."""
     low, high = TEMP_RANGE_C
-    return [
+    skipped = "the temperature range (E-TEMPERATURE)"
+    missing = _missing_sensor(measurement, index, "temp_c_start", skipped)
+    return (missing or _missing_sensor(measurement, index, "temp_c_end", skipped)) + [
         finding("E-TEMPERATURE", _w(index, i, field), f"{value:g} C outside {low:g}..{high:g} C")
         for i, w in enumerate(measurement.windows)
         for field, value in (("temp_c_start", w.temp_c_start), ("temp_c_end", w.temp_c_end))
-        if not low <= value <= high
+        if value is not None and not low <= value <= high
     ]
+
+
+def _missing_sensor(measurement: Measurement, index: int, field: str, check: str) -> list[Finding]:
+    """W-SENSOR-MISSING once per measurement whose windows hold null in ``field``: ``check`` is skipped there."""
+    missing = [i for i, w in enumerate(measurement.windows) if getattr(w, field) is None]
+    if not missing:
+        return []
+    where = _w(index, missing[0], field)
+    return [
+        finding(
+            "W-SENSOR-MISSING", where,
+            f"{field} is null in {len(missing)} of {len(measurement.windows)} windows (the GPU does not report it): "
+            f"{check} is not checked there",
+        )
+    ]  # fmt: skip
 
 
 def check_clocks(measurement: Measurement, bounds: GpuBounds, index: int) -> list[Finding]:
     """Each window's mean SM clock is above 0 and at most the GPU's maximum."""
     high = bounds.sm_clock_max_mhz
-    return [
+    return _missing_sensor(measurement, index, "sm_clock_mhz_mean", "the SM clock range (E-CLOCK)") + [
         finding("E-CLOCK", _w(index, i, "sm_clock_mhz_mean"), f"{w.sm_clock_mhz_mean:g} MHz outside 0..{high:g} MHz")
         for i, w in enumerate(measurement.windows)
-        if not 0 < w.sm_clock_mhz_mean <= high
+        if w.sm_clock_mhz_mean is not None and not 0 < w.sm_clock_mhz_mean <= high
     ]
 
 
@@ -252,7 +269,7 @@ def check_warmup(measurement: Measurement, method: Method, index: int) -> list[F
 
 def check_throttle(measurement: Measurement, index: int) -> list[Finding]:
     """Throttle reasons are reported: the window ran below the clocks the card can hold."""
-    return [
+    return _missing_sensor(measurement, index, "throttle_reasons", "throttling (W-THROTTLE)") + [
         finding("W-THROTTLE", _w(index, i, "throttle_reasons"), f"throttled: {', '.join(w.throttle_reasons)[:200]}")
         for i, w in enumerate(measurement.windows)
         if w.throttle_reasons

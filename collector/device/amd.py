@@ -4,8 +4,10 @@
 engine, the sampler and the trace recorder run on it unchanged. Units are converted once, here: the energy
 counter is ``energy_accumulator x counter_resolution`` in uJ -> J; amdsmi's power is in W already and its
 power cap in uW -> W. Every amdsmi error becomes a :class:`~ecocompute.collector.errors.GpuError`. A sensor
-amdsmi cannot read ("N/A") is ``None``, never 0: the readings a window needs (energy counter, power,
-temperature, GFX clock, activity) are checked when the GPU is opened, and a GPU that lacks one is refused.
+amdsmi cannot read ("N/A") is ``None``, never 0: the energy counter and socket power are checked when the GPU
+is opened (a GPU that lacks one is refused); temperature, GFX clock, activity, violation status and power cap
+are probed then too, and one the GPU lacks (:attr:`AmdSmiGpu.missing_sensors`) reads as None in every window.
+A sensor that worked at opening and then stops answering stops the measurement.
 
 The energy counter is judged twice before it is trusted: by what is known of the part
 (``data/amd_energy_counter.csv``, each row with its source; ROCm/amdsmi#38 for MI100) and by comparing it
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
-from ecocompute.collector.device.gpu import EnergyMethod, GpuInfo, PowerFields
+from ecocompute.collector.device.gpu import EnergyMethod, GpuInfo, PowerFields, Sensor
 from ecocompute.collector.errors import (
     GpuError,
     MigEnabledError,
@@ -173,8 +175,9 @@ class AmdSmiGpu:
     """One AMD GPU, read through amdsmi. Use as a context manager, or call :meth:`close`.
 
     Opening checks what a measurement needs: the library and driver, the GPU at ``index``, no compute
-    partition (SPX), every sensor a window reads, and an energy counter that can be trusted (see
-    :attr:`counter`). ``clock`` times the counter check (tests pass a virtual one).
+    partition (SPX), socket power, and an energy counter that can be trusted (see :attr:`counter`); the other
+    sensors a window reads are probed, and :attr:`missing_sensors` names those the GPU lacks. ``clock`` times the
+    counter check (tests pass a virtual one).
     """
 
     def __init__(self, index: int = 0, *, clock: Clock | None = None, allow_unreliable_counter: bool = False,
@@ -311,17 +314,22 @@ class AmdSmiGpu:
             )
 
     def _check_sensors(self) -> None:
-        missing = [
-            name for name, read in (
-                ("socket power", self._power_now), ("temperature", self._temperature),
-                ("GFX clock", self._gfx_clock), ("GFX activity", self._activity),
-            ) if read() is None
-        ]  # fmt: skip
-        if missing:
+        self.missing_sensors: dict[Sensor, str] = {}
+        if self._power_now() is None:
             raise GpuError(
-                f"amdsmi cannot read the {', '.join(missing)} of AMD GPU {self.index} ({self.market_name}): every "
-                "window records them, and a missing reading is never written as 0; update ROCm or use another GPU"
+                f"amdsmi cannot read the socket power of AMD GPU {self.index} ({self.market_name}): the counter "
+                "is checked against it and a missing reading is never written as 0; update ROCm or use another GPU"
             )
+        probes: tuple[tuple[Sensor, str, Any], ...] = (
+            ("temperature", "amdsmi_get_temp_metric (hotspot and edge)", self._temperature),
+            ("sm_clock", "amdsmi_get_clock_info (GFX clock)", self._gfx_clock),
+            ("utilization", "amdsmi_get_gpu_activity (gfx_activity)", self._activity),
+            ("throttle_reasons", "amdsmi_get_violation_status", self._violations),
+            ("power_limit", "amdsmi_get_power_cap_info (power_cap)", lambda: self._cap_now("power_cap")),
+        )
+        for sensor, source, read in probes:
+            if read() is None:
+                self.missing_sensors[sensor] = f"amdsmi: {source} is N/A or not supported on this GPU"
 
     def _judge_counter(self, check_s: float) -> CounterStatus:
         known = known_counter(self.market_name)
@@ -385,6 +393,14 @@ class AmdSmiGpu:
         info = self._optional("read the GFX activity", "amdsmi_get_gpu_activity", self._handle)
         return None if info is None else number(info.get("gfx_activity"))
 
+    def _violations(self) -> dict[str, Any] | None:
+        status = self._optional("read the violation status", "amdsmi_get_violation_status", self._handle)
+        return status if isinstance(status, dict) else None
+
+    def _cap_now(self, key: str) -> float | None:
+        info = self._optional("read the power cap", "amdsmi_get_power_cap_info", self._handle)
+        return None if not isinstance(info, dict) else number(info.get(key))
+
     def _required(self, what: str, value: float | None) -> float:
         if value is None:
             raise AmdSmiReadError(
@@ -411,27 +427,40 @@ class AmdSmiGpu:
         instant = instant if instant is not None else number(info.get("current_socket_power"))
         return PowerFields(instant, number(info.get("average_socket_power")))
 
-    def temperature_c(self) -> float:
-        """Hotspot (junction) temperature, else edge, in degrees C."""
+    def temperature_c(self) -> float | None:
+        """Hotspot (junction) temperature, else edge, in degrees C; None when the GPU lacked both at opening."""
+        if "temperature" in self.missing_sensors:
+            return None
         return self._required("temperature", self._temperature())
 
-    def sm_clock_mhz(self) -> float:
-        """Current GFX clock (AMD's counterpart of the SM clock), in MHz."""
+    def sm_clock_mhz(self) -> float | None:
+        """Current GFX clock (AMD's counterpart of the SM clock), in MHz; None when N/A at opening."""
+        if "sm_clock" in self.missing_sensors:
+            return None
         return self._required("GFX clock", self._gfx_clock())
 
-    def utilization_pct(self) -> float:
-        """GFX activity, in %."""
+    def utilization_pct(self) -> float | None:
+        """GFX activity, in %; None when N/A at opening."""
+        if "utilization" in self.missing_sensors:
+            return None
         return self._required("GFX activity", self._activity())
 
-    def throttle_reasons(self) -> list[str]:
-        """The violation flags active now (amdsmi_get_violation_status, ROCm >= 6.4); [] where not reported."""
-        status = self._optional("read the violation status", "amdsmi_get_violation_status", self._handle)
-        if not isinstance(status, dict):
-            return []
+    def throttle_reasons(self) -> list[str] | None:
+        """The violation flags active now (amdsmi_get_violation_status, ROCm >= 6.4); None where not reported."""
+        if "throttle_reasons" in self.missing_sensors:
+            return None
+        status = self._violations()
+        if status is None:
+            raise AmdSmiReadError(
+                f"amdsmi stopped reporting the violation status of AMD GPU {self.index} after it worked at opening: "
+                "the measurement stopped here (re-run with --resume to continue)"
+            )
         return [name for key, name in VIOLATIONS.items() if status.get(key) is True]
 
-    def power_limit_w(self) -> float:
-        """The power cap in force now, in W."""
+    def power_limit_w(self) -> float | None:
+        """The power cap in force now, in W; None when N/A at opening."""
+        if "power_limit" in self.missing_sensors:
+            return None
         return self._power_cap("power_cap")
 
     def _power_cap(self, key: str) -> float:
@@ -458,13 +487,20 @@ class AmdSmiGpu:
         driver = self._call("read the driver version", smi.amdsmi_get_gpu_driver_info, h)
         vbios = self._optional("read the VBIOS version", "amdsmi_get_gpu_vbios_info", h) or {}
         clock = self._optional("read the GFX clock", "amdsmi_get_clock_info", h, smi.AmdSmiClkType.GFX) or {}
+        power_limit_w = self.power_limit_w()
+        if power_limit_w is None:
+            raise GpuError(
+                f"AMD GPU {self.index} ({self.market_name}) reports no power cap "
+                f"({self.missing_sensors['power_limit']}): a submission records the card's power limit, so "
+                "ecocompute cannot measure this GPU yet"
+            )
         return GpuInfo(
             index=self.index,
             gpu_name=self.market_name,
             gpu_arch=arch_from_gfx(self.gfx_target),
             compute_capability=version_from_gfx(self.gfx_target),
             memory_total_mib=int(memory) // (1024 * 1024),
-            power_limit_w=self.power_limit_w(),
+            power_limit_w=power_limit_w,
             default_power_limit_w=self._power_cap("default_power_cap"),
             driver_version=_text(driver.get("driver_version")),
             vbios_version=_text(vbios.get("version")),

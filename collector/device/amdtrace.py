@@ -48,7 +48,7 @@ def trace_from_amd(doc: dict[str, Any], origin: str = "<amd trace>") -> Trace:
             raise TraceError(f"AMD trace {origin}: the energy counter and socket power must be read at every row")
         rows.append([
             t, round(energy_uj / 1000), _scaled(power, 1000), _scaled(power, 1000), _scaled(average, 1000),
-            temp, clock, activity, violations or "",
+            temp, clock, activity, violations,  # null (not reported) stays None, never "none seen"
         ])  # fmt: skip
     trace = Trace(
         rows=rows, gpu={**doc["gpu"], "vendor": "amd"}, period_s=float(doc["period_s"]),

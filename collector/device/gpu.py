@@ -76,6 +76,40 @@ class EnergyMethod:
 NVML_COUNTER = EnergyMethod("nvml_total_energy_counter")
 
 
+Sensor = Literal["temperature", "sm_clock", "utilization", "throttle_reasons", "power_limit"]
+"""A per-window reading a GPU may lack (older and mobile NVIDIA parts, some AMD ones)."""
+
+SENSORS: dict[Sensor, tuple[str, str]] = {
+    "temperature": (
+        "temp_c_start/temp_c_end",
+        "the validator cannot check the temperature range (E-TEMPERATURE skipped); J/token is unaffected",
+    ),
+    "sm_clock": (
+        "sm_clock_mhz_mean",
+        "the clock a window ran at is unknown (E-CLOCK skipped); J/token is unaffected",
+    ),
+    "utilization": (
+        "gpu_util_pct_mean",
+        "host-bound decode cannot be told from GPU utilisation; J/token is unaffected",
+    ),
+    "throttle_reasons": (
+        "throttle_reasons",
+        "a throttled window is not flagged (W-THROTTLE skipped): check cooling and power yourself",
+    ),
+    "power_limit": (
+        "power_limit_w",
+        "a power limit changed during the run is not seen; the power ceiling uses the limit read at the start",
+    ),
+}
+"""Each sensor: the Window fields that hold null without it, and what its absence means for the result."""
+
+
+def missing_sensors(gpu: object) -> dict[Sensor, str]:
+    """The sensors ``gpu`` found missing when it opened, each with why; {} for a monitor that says nothing."""
+    missing = getattr(gpu, "missing_sensors", None)
+    return dict(missing) if isinstance(missing, dict) else {}
+
+
 def energy_method(gpu: object) -> EnergyMethod:
     """The GPU's :class:`EnergyMethod`; a monitor that says nothing has NVML's counter (replays of NVML traces)."""
     method = getattr(gpu, "energy_method", None)
@@ -83,7 +117,11 @@ def energy_method(gpu: object) -> EnergyMethod:
 
 
 class GpuMonitor(Protocol):
-    """Readings of one GPU. Every method raises a :class:`~ecocompute.collector.errors.GpuError` on failure."""
+    """Readings of one GPU. Every method raises a :class:`~ecocompute.collector.errors.GpuError` on failure.
+
+    A sensor the GPU lacks (probed once, when it opens: :func:`missing_sensors`) reads as None in every window, never
+    as 0; a sensor that worked at opening and then fails raises, as any failed reading does.
+    """
 
     index: int
 
@@ -99,24 +137,24 @@ class GpuMonitor(Protocol):
         """Instant and averaged power from NVML field values, in W."""
         ...
 
-    def temperature_c(self) -> float:
-        """GPU core temperature, in degrees C."""
+    def temperature_c(self) -> float | None:
+        """GPU core temperature, in degrees C; None when the GPU has no such sensor (found at opening)."""
         ...
 
-    def sm_clock_mhz(self) -> float:
-        """Current SM clock, in MHz."""
+    def sm_clock_mhz(self) -> float | None:
+        """Current SM clock, in MHz; None when the GPU does not report it (found at opening)."""
         ...
 
-    def utilization_pct(self) -> float:
-        """GPU utilisation over NVML's last sample period, in %."""
+    def utilization_pct(self) -> float | None:
+        """GPU utilisation over NVML's last sample period, in %; None when the GPU does not report it."""
         ...
 
-    def throttle_reasons(self) -> list[str]:
-        """Names of the clock event (throttle) reasons active now."""
+    def throttle_reasons(self) -> list[str] | None:
+        """Names of the clock event (throttle) reasons active now ([]: none); None when the GPU does not report them."""
         ...
 
-    def power_limit_w(self) -> float:
-        """The power limit in force now (``nvmlDeviceGetPowerManagementLimit``), in W."""
+    def power_limit_w(self) -> float | None:
+        """The power limit in force now (``nvmlDeviceGetPowerManagementLimit``), in W; None when not reported."""
         ...
 
     def compute_processes(self) -> list[int] | None:

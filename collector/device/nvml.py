@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 from typing import Any
 
-from ecocompute.collector.device.gpu import NVML_COUNTER, EnergyMethod, GpuInfo, PowerFields
+from ecocompute.collector.device.gpu import NVML_COUNTER, EnergyMethod, GpuInfo, PowerFields, Sensor
 from ecocompute.collector.errors import (
     GpuError,
     MigEnabledError,
@@ -111,10 +111,11 @@ def load_pynvml() -> Any:
 class NvmlGpu:
     """One GPU, read through NVML. Use as a context manager, or call :meth:`close`.
 
-    Opening checks what a measurement needs: a driver, the GPU at ``index``, MIG off and a
-    total-energy counter. Each failure raises a GpuError that says what to do. With ``allow_counterless`` a GPU
-    without the counter opens too, and :attr:`energy_method` says how it can be measured: ``power_integral`` when
-    NVML reports its power, nothing (the preflight refuses it, with the reason) when it reports neither.
+    Opening checks what a measurement needs: a driver, the GPU at ``index``, MIG off and a total-energy counter,
+    and probes each per-window sensor once (:attr:`missing_sensors`: those NVML answers NOT_SUPPORTED for, read
+    as None in every window). Each failure raises a GpuError that says what to do. With ``allow_counterless`` a
+    GPU without the counter opens too, and :attr:`energy_method` says how it can be measured: ``power_integral``
+    when NVML reports its power, nothing (the preflight refuses it, with the reason) when it reports neither.
     """
 
     vendor = "nvidia"
@@ -130,6 +131,7 @@ class NvmlGpu:
             self._check_mig()
             self._check_energy_counter()
             self._fields = self._supported_fields()
+            self.missing_sensors: dict[Sensor, str] = self._probe_sensors()
         except BaseException:
             self.close()
             raise
@@ -244,6 +246,37 @@ class NvmlGpu:
             raise self._error(exc, "read power field values") from None
         return tuple(int(v.fieldId) for v in values if int(v.nvmlReturn) == 0)
 
+    def _throttle_function(self) -> str:
+        name = "nvmlDeviceGetCurrentClocksEventReasons"
+        return name if hasattr(self._nv, name) else "nvmlDeviceGetCurrentClocksThrottleReasons"  # before 12.535
+
+    def _probe_sensors(self) -> dict[Sensor, str]:
+        """Each per-window sensor read once: those NVML does not support on this GPU, with NVML's answer."""
+        nv = self._nv
+        assert nv is not None  # noqa: S101
+        probes: tuple[tuple[Sensor, str, str, tuple[Any, ...]], ...] = (
+            ("temperature", "read the temperature", "nvmlDeviceGetTemperature", (_TEMPERATURE_GPU,)),
+            ("sm_clock", "read the SM clock", "nvmlDeviceGetClockInfo", (_CLOCK_SM,)),
+            ("utilization", "read the utilisation", "nvmlDeviceGetUtilizationRates", ()),
+            ("throttle_reasons", "read the throttle reasons", self._throttle_function(), ()),
+            ("power_limit", "read the power limit", "nvmlDeviceGetPowerManagementLimit", ()),
+        )
+        missing: dict[Sensor, str] = {}
+        for sensor, what, name, args in probes:
+            fn = getattr(nv, name, None)
+            if fn is None:
+                missing[sensor] = f"NVML: {name} is not in this nvidia-ml-py"
+                continue
+            try:
+                fn(self._handle, *args)
+            except nv.NVMLError as exc:
+                code = getattr(exc, "value", None)
+                if code not in (_ERROR_NOT_SUPPORTED, _ERROR_FUNCTION_NOT_FOUND):
+                    raise self._error(exc, what) from None
+                answer = "NOT_SUPPORTED" if code == _ERROR_NOT_SUPPORTED else "FUNCTION_NOT_FOUND"
+                missing[sensor] = f"NVML: {name} is {answer} on this GPU"
+        return missing
+
     # --- readings used in every window ---------------------------------------------------------
 
     def _read(self, what: str, name: str, *args: Any) -> Any:
@@ -277,27 +310,35 @@ class NvmlGpu:
             watts[int(value.fieldId)] = field_value(value) / 1000.0
         return PowerFields(watts.get(FI_POWER_INSTANT), watts.get(FI_POWER_AVERAGE))
 
-    def temperature_c(self) -> float:
-        """GPU core temperature, in degrees C."""
+    def temperature_c(self) -> float | None:
+        """GPU core temperature, in degrees C; None when NVML did not support it at opening."""
+        if "temperature" in self.missing_sensors:
+            return None
         return float(self._read("read the temperature", "nvmlDeviceGetTemperature", self._handle, _TEMPERATURE_GPU))
 
-    def sm_clock_mhz(self) -> float:
-        """Current SM clock, in MHz."""
+    def sm_clock_mhz(self) -> float | None:
+        """Current SM clock, in MHz; None when NVML did not support it at opening."""
+        if "sm_clock" in self.missing_sensors:
+            return None
         return float(self._read("read the SM clock", "nvmlDeviceGetClockInfo", self._handle, _CLOCK_SM))
 
-    def utilization_pct(self) -> float:
-        """GPU utilisation (nvmlDeviceGetUtilizationRates().gpu), in %."""
+    def utilization_pct(self) -> float | None:
+        """GPU utilisation (nvmlDeviceGetUtilizationRates().gpu), in %; None when not supported at opening."""
+        if "utilization" in self.missing_sensors:
+            return None
         return float(self._read("read the utilisation", "nvmlDeviceGetUtilizationRates", self._handle).gpu)
 
-    def throttle_reasons(self) -> list[str]:
-        """The clock event reasons active now, by name."""
-        name = "nvmlDeviceGetCurrentClocksEventReasons"
-        if not hasattr(self._nv, name):  # nvidia-ml-py before 12.535
-            name = "nvmlDeviceGetCurrentClocksThrottleReasons"
+    def throttle_reasons(self) -> list[str] | None:
+        """The clock event reasons active now, by name; None when NVML did not support them at opening."""
+        if "throttle_reasons" in self.missing_sensors:
+            return None
+        name = self._throttle_function()
         return decode_throttle_reasons(int(self._read("read the throttle reasons", name, self._handle)))
 
-    def power_limit_w(self) -> float:
-        """The power limit in force now, in W."""
+    def power_limit_w(self) -> float | None:
+        """The power limit in force now, in W; None when NVML did not support it at opening."""
+        if "power_limit" in self.missing_sensors:
+            return None
         return int(self._read("read the power limit", "nvmlDeviceGetPowerManagementLimit", self._handle)) / 1000.0
 
     def compute_processes(self) -> list[int] | None:
@@ -324,6 +365,12 @@ class NvmlGpu:
         major, minor = self._read("read the compute capability", "nvmlDeviceGetCudaComputeCapability", h)
         cc = f"{int(major)}.{int(minor)}"
         memory = self._read("read the memory size", "nvmlDeviceGetMemoryInfo", h)
+        power_limit_w = self.power_limit_w()
+        if power_limit_w is None:
+            raise GpuError(
+                f"GPU {self.index} reports no power limit ({self.missing_sensors['power_limit']}): a submission "
+                "records the card's power limit, so ecocompute cannot measure this GPU yet"
+            )
         default_mw = self._read("read the default power limit", "nvmlDeviceGetPowerManagementDefaultLimit", h)
         return GpuInfo(
             index=self.index,
@@ -331,7 +378,7 @@ class NvmlGpu:
             gpu_arch=self._architecture(cc),
             compute_capability=cc,
             memory_total_mib=int(memory.total) // (1024 * 1024),
-            power_limit_w=self.power_limit_w(),
+            power_limit_w=power_limit_w,
             default_power_limit_w=int(default_mw) / 1000.0,
             driver_version=_text(self._read("read the driver version", "nvmlSystemGetDriverVersion")),
             vbios_version=_text(self._read("read the VBIOS version", "nvmlDeviceGetVbiosVersion", h)),
@@ -355,7 +402,7 @@ class NvmlGpu:
         """Best effort: application clocks set away from their default, or limiting the clocks now."""
         nv = self._nv
         assert nv is not None  # noqa: S101
-        if "applications_clocks_setting" in self.throttle_reasons():
+        if "applications_clocks_setting" in (self.throttle_reasons() or ()):
             return True
         try:
             target = nv.nvmlDeviceGetClock(self._handle, _CLOCK_SM, _CLOCK_ID_APP_TARGET)

@@ -65,22 +65,29 @@ class ReplayGpu:
             None if not isinstance(average, int | float) else average / 1000.0,
         )
 
-    def temperature_c(self) -> float:
-        """The recorded temperature."""
-        return self._value("temp_c")
+    def _sensor(self, column: str) -> float | None:
+        """A sensor's reading; None where the trace holds null (a sensor the GPU lacked)."""
+        value = self._row()[_I[column]]
+        return None if value is None else self._value(column)
 
-    def sm_clock_mhz(self) -> float:
-        """The recorded SM clock."""
-        return self._value("sm_clock_mhz")
+    def temperature_c(self) -> float | None:
+        """The recorded temperature (None: the GPU had no such sensor)."""
+        return self._sensor("temp_c")
 
-    def utilization_pct(self) -> float:
-        """The recorded utilisation."""
-        return self._value("util_pct")
+    def sm_clock_mhz(self) -> float | None:
+        """The recorded SM clock (None: not reported by the GPU)."""
+        return self._sensor("sm_clock_mhz")
 
-    def throttle_reasons(self) -> list[str]:
-        """The recorded throttle reasons."""
-        text = str(self._row()[_I["throttle"]] or "")
-        return [name for name in text.split("|") if name]
+    def utilization_pct(self) -> float | None:
+        """The recorded utilisation (None: not reported by the GPU)."""
+        return self._sensor("util_pct")
+
+    def throttle_reasons(self) -> list[str] | None:
+        """The recorded throttle reasons ([]: none; None: not reported by the GPU)."""
+        value = self._row()[_I["throttle"]]
+        if value is None:
+            return None
+        return [name for name in str(value).split("|") if name]
 
     def power_limit_w(self) -> float:
         """The power limit of the trace's fingerprint."""

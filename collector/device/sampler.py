@@ -28,9 +28,9 @@ class PowerSample:
     power_w: float
     usage_w: float
     average_w: float | None
-    sm_clock_mhz: float
-    util_pct: float
-    throttle_reasons: tuple[str, ...]
+    sm_clock_mhz: float | None  # None: a sensor the GPU lacks (never 0)
+    util_pct: float | None
+    throttle_reasons: tuple[str, ...] | None
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,9 @@ class WindowPower:
     energy_j: float
     energy_j_usage: float
     samples: int
-    sm_clock_mhz_mean: float
-    util_pct_mean: float
-    throttle_reasons: list[str]
+    sm_clock_mhz_mean: float | None  # None: the GPU does not report it
+    util_pct_mean: float | None
+    throttle_reasons: list[str] | None
     points: tuple[tuple[float, float], ...] = ()  # (seconds since the window's start, integrated W), inside it
     coverage: Coverage | None = None
 
@@ -83,7 +83,7 @@ def take_sample(gpu: GpuMonitor, t_s: float) -> PowerSample:
         average_w=fields.average_w,
         sm_clock_mhz=gpu.sm_clock_mhz(),
         util_pct=gpu.utilization_pct(),
-        throttle_reasons=tuple(gpu.throttle_reasons()),
+        throttle_reasons=None if (reasons := gpu.throttle_reasons()) is None else tuple(reasons),
     )
 
 
@@ -113,21 +113,31 @@ def integrate_energy_j(points: Sequence[tuple[float, float]], t0_s: float, t1_s:
 
 
 def summarize(samples: Sequence[PowerSample], t0_s: float, t1_s: float) -> WindowPower:
-    """Integral, sample count, mean SM clock and utilisation, and throttle reasons seen in ``[t0_s, t1_s]``."""
+    """Integral, sample count, mean SM clock and utilisation, and throttle reasons seen in ``[t0_s, t1_s]``.
+
+    A sensor the GPU lacks gives None (not 0) for its figure.
+    """
     inside = sorted((s for s in samples if t0_s <= s.t_s <= t1_s), key=lambda s: s.t_s)
     if not inside:
         raise ValueError(f"no power sample between {t0_s:.3f} s and {t1_s:.3f} s")
-    reasons = sorted({reason for s in inside for reason in s.throttle_reasons})
+    seen = [s.throttle_reasons for s in inside if s.throttle_reasons is not None]
+    reasons = sorted({reason for sample in seen for reason in sample}) if seen else None
     return WindowPower(
         energy_j=integrate_energy_j([(s.t_s, s.power_w) for s in samples], t0_s, t1_s),
         energy_j_usage=integrate_energy_j([(s.t_s, s.usage_w) for s in samples], t0_s, t1_s),
         samples=len(inside),
-        sm_clock_mhz_mean=math.fsum(s.sm_clock_mhz for s in inside) / len(inside),
-        util_pct_mean=math.fsum(s.util_pct for s in inside) / len(inside),
+        sm_clock_mhz_mean=_mean([s.sm_clock_mhz for s in inside]),
+        util_pct_mean=_mean([s.util_pct for s in inside]),
         throttle_reasons=reasons,
         points=tuple((s.t_s - t0_s, s.power_w) for s in inside),
         coverage=coverage([s.t_s for s in inside], t0_s, t1_s),
     )
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the readings taken; None when the GPU gave none (a sensor it lacks)."""
+    known = [v for v in values if v is not None]
+    return math.fsum(known) / len(known) if known else None
 
 
 class PowerSampler:

@@ -5,6 +5,8 @@
 idle, then an fp16 matmul loop, then idle again. Traces are test data: the replay monitor
 (:mod:`ecocompute.collector.device.replay`) plays them back through the engine. NVML's own units are kept
 (mJ, mW), as a recording of NVML should; the replay converts them like :mod:`~ecocompute.collector.device.nvml`.
+A sensor the GPU lacks (temperature, SM clock, utilisation, throttle reasons) is recorded as null in its column,
+and the replay reads it back as None.
 """
 
 from __future__ import annotations
@@ -156,7 +158,7 @@ def read_row(gpu: GpuMonitor, clock: Clock, t_origin_s: float) -> list[Any]:
         gpu.temperature_c(),
         gpu.sm_clock_mhz(),
         gpu.utilization_pct(),
-        "|".join(gpu.throttle_reasons()),
+        None if (reasons := gpu.throttle_reasons()) is None else "|".join(reasons),
     ]
 
 

@@ -60,9 +60,9 @@ class RunConfig:
         for name in ("batch_size", "prompt_tokens", "new_tokens", "min_windows", "max_windows"):
             if getattr(self, name) < 1:
                 problems.append(f"--{name.replace('_', '-')} must be at least 1")
-        for name in ("window_s", "idle_s", "target_ci_pct"):
+        for name, flag in (("window_s", "--window-s"), ("idle_s", "--idle-s"), ("target_ci_pct", "--target-ci")):
             if not getattr(self, name) > 0:
-                problems.append(f"--{name.replace('_', '-')} must be positive")
+                problems.append(f"{flag} must be positive")
         if self.warmup_windows < 0 or self.cooldown_s < 0 or self.idle_settle_s < 0:
             problems.append("--warmup-windows, --cooldown-s and --idle-settle-s cannot be negative")
         if self.stack.static_cache and self.warmup_windows < 1:

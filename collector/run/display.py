@@ -64,7 +64,7 @@ def figures(state: MeasurementState, idle_power_w: float) -> dict[str, str]:
         "95% CI": "n/a" if d.ci95_pct is None else f"±{d.ci95_pct:.2f}%",
         "CV %": f"{d.cv_pct:.2f}",
         "tokens/s": f"{d.tokens_per_s:.1f}",
-        "util %": f"{sum(utils) / len(utils):.0f}" if utils else "",
+        "util %": f"{sum(utils) / len(utils):.0f}" if utils else "n/a",  # n/a: the GPU does not report it
     }
 
 
@@ -155,7 +155,7 @@ class LineView:
         """Print one line."""
         name = state.precision.value
         if window is None:
-            self.console.print(f"{name}: failed: {state.error}")
+            self.console.print(f"{name}: failed: {state.error}", markup=False)
             return
         jpt = window_j_per_token(window)
         if warmup:

@@ -223,9 +223,9 @@ class Engine:
             generate_calls=calls,
             temp_c_start=temp_start_c,
             temp_c_end=temp_end_c,
-            sm_clock_mhz_mean=round(power.sm_clock_mhz_mean, 3),
+            sm_clock_mhz_mean=_rounded(power.sm_clock_mhz_mean, 3),
             throttle_reasons=power.throttle_reasons,
-            gpu_util_pct_mean=round(power.util_pct_mean, 3),
+            gpu_util_pct_mean=_rounded(power.util_pct_mean, 3),
             process_cpu_s=round(own_cpu_s, 6),
             host_steal_s=None if steal_s is None else round(steal_s, 6),
             power_samples=power.samples,
@@ -341,6 +341,11 @@ def counterless_fields(power: WindowPower) -> dict[str, Any]:
         "power_last_sample_gap_s": round(cov.last_sample_gap_s, 6),
         "power_max_gap_s": round(cov.max_gap_s, 6),
     }
+
+
+def _rounded(value: float | None, digits: int) -> float | None:
+    """``value`` rounded; None (a sensor the GPU lacks) stays None, never 0."""
+    return None if value is None else round(value, digits)
 
 
 def _call(fn: Callable[[], _T]) -> _T:

@@ -17,7 +17,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecocompute.collector.device.gpu import EnergyMethod, GpuInfo, GpuMonitor, energy_method
+from ecocompute.collector.device.gpu import (
+    SENSORS,
+    EnergyMethod,
+    GpuInfo,
+    GpuMonitor,
+    Sensor,
+    energy_method,
+    missing_sensors,
+)
 from ecocompute.collector.errors import MigEnabledError, NoEnergyCounterError
 from ecocompute.collector.model.torchao_fp8 import NoFp8Error, fp8_problems
 from ecocompute.schema.errors import UsageError
@@ -70,10 +78,12 @@ def try_key(key: Path) -> None:
     window, when nobody may be at the keyboard to type a passphrase.
     """
     if _needs_passphrase(key) and not _in_agent(key):
+        pub = key.with_name(key.name + ".pub")
+        which = "" if pub.is_file() else f" (an agent's key is matched by {pub}, which is missing: put it back)"
         raise UsageError(
-            f'SSH key {key} has a passphrase and no ssh-agent holds it: run `eval "$(ssh-agent -s)" && ssh-add '
-            f"{key}` first (the signature at the end of the run then needs nobody at the keyboard), or drop --key "
-            "and sign the file afterwards with `ecocompute sign`"
+            f'SSH key {key} has a passphrase and no ssh-agent holds it{which}: run `eval "$(ssh-agent -s)" && '
+            f"ssh-add {key}` first (the signature at the end of the run then needs nobody at the keyboard), or drop "
+            "--key and sign the file afterwards with `ecocompute sign`"
         )
     proc = _keygen("-Y", "sign", "-q", "-f", str(key), "-n", PREFLIGHT_NAMESPACE, stdin=TEST_MESSAGE)
     if proc.returncode != 0 or b"BEGIN SSH SIGNATURE" not in proc.stdout:
@@ -138,9 +148,12 @@ class CheckItem:
 
 
 def gpu_checklist(info: GpuInfo, gpu: GpuMonitor, others: int | None, allow_shared: bool) -> list[CheckItem]:
-    """The GPU probed once: energy counter, MIG, persistence, clocks, power limit, other processes."""
+    """The GPU probed once: energy counter, MIG, persistence, clocks, power limit, other processes, sensors."""
     limit_ok = info.power_limit_w == info.default_power_limit_w
     sm_mhz, temp_c, reasons = gpu.sm_clock_mhz(), gpu.temperature_c(), gpu.throttle_reasons()
+    sm_text = "SM clock not reported" if sm_mhz is None else f"{sm_mhz:.0f} MHz SM now"
+    temp_text = "temperature not reported" if temp_c is None else f"{temp_c:.0f} C"
+    reasons_text = "throttling not reported" if reasons is None else ", ".join(reasons) or "none"
     return [
         _energy_item(energy_method(gpu)),
         CheckItem("MIG", "off", not info.mig_mode,
@@ -148,14 +161,38 @@ def gpu_checklist(info: GpuInfo, gpu: GpuMonitor, others: int | None, allow_shar
         CheckItem("persistence mode", "on" if info.persistence_mode else "off", info.persistence_mode,
                   "off: the driver may unload between runs and the first readings start from cold clocks "
                   "(sudo nvidia-smi -pm 1 if you can; recorded)"),
-        CheckItem("clocks", "locked" if info.clocks_locked else f"free ({sm_mhz:.0f} MHz SM now)",
+        CheckItem("clocks", "locked" if info.clocks_locked else f"free ({sm_text})",
                   not info.clocks_locked,
                   "locked clocks change J/token; recorded, and such rows are kept apart"),
         CheckItem("power limit", f"{info.power_limit_w:g} W (default {info.default_power_limit_w:g} W)", limit_ok,
                   "a non-default limit changes J/token; the validator warns (W-POWER-LIMIT)"),
         CheckItem("other processes", "unknown" if others is None else str(others), not others or allow_shared,
                   "their energy would be counted as ours; refused unless --allow-shared (recorded)"),
-        CheckItem("temperature, throttling", f"{temp_c:.0f} C, {', '.join(reasons) or 'none'}",
-                  not [r for r in reasons if r not in ("gpu_idle", "none")],
+        CheckItem("temperature, throttling", f"{temp_text}, {reasons_text}",
+                  not [r for r in reasons or () if r not in ("gpu_idle", "none")],
                   "a GPU throttling before it starts is hot or capped; the windows record it (W-THROTTLE)"),
+        *sensor_items(gpu),
     ]  # fmt: skip
+
+
+SENSOR_NAMES: dict[Sensor, str] = {
+    "temperature": "temperature", "sm_clock": "SM clock", "utilization": "utilisation",
+    "throttle_reasons": "throttle reasons", "power_limit": "power limit",
+}  # fmt: skip
+
+
+def sensor_items(gpu: GpuMonitor) -> list[CheckItem]:
+    """One line for the per-window sensors: all present, or each one missing, what is null and what that means."""
+    missing = missing_sensors(gpu)
+    if not missing:
+        meaning = "every window records temperature, SM clock, utilisation, throttling and power limit"
+        return [CheckItem("sensors", "all present", True, meaning)]
+    return [
+        CheckItem(
+            f"sensor: {SENSOR_NAMES[sensor]}",
+            f"missing ({why})",
+            False,
+            f"recorded as null in {SENSORS[sensor][0]} (never 0): {SENSORS[sensor][1]}",
+        )
+        for sensor, why in missing.items()
+    ]

@@ -117,3 +117,44 @@ def test_core_stages_do_not_import_torch() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, f"imported: {proc.stdout} {proc.stderr}"
+
+
+def test_show_and_verify_print_paths_and_errors_literally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bracketed = tmp_path / "run[collect].json"  # rich markup would read [collect] as a style and drop it
+    bracketed.write_bytes((EXAMPLE / "submission.json").read_bytes())
+    missing = tmp_path / "gone[publish].json"
+    assert main(["show", str(bracketed), str(missing)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bracketed} (EXAMPLE" in out
+    assert f"{missing}: {missing} does not exist" in out
+    assert main(["verify", str(bracketed), "--allowed-signers", str(EXAMPLE / "allowed_signers")]) == 0
+    assert f"OK {bracketed}: signed by" in capsys.readouterr().out
+
+
+LIGHT = {  # a module each light extra exists for, and the extra
+    "ecocompute.analysis": "analysis", "ecocompute.estimate.server": "serve",
+    "ecocompute.estimate.imports": "literature", "ecocompute.mcp_server.server": "mcp",
+    "ecocompute.site.render": "core", "ecocompute.lint": "core",
+}  # fmt: skip
+
+
+def test_the_light_extras_import_without_torch_the_hub_or_zenodo() -> None:
+    code = (
+        "import importlib, json, sys\n"
+        f"missing = {{}}\nfor name in {sorted(LIGHT)!r}:\n"
+        "    try:\n        importlib.import_module(name)\n"
+        "    except ImportError as exc:\n        missing[name] = exc.name or getattr(exc.__cause__, 'name', None)\n"
+        "heavy = [m for m in ('torch', 'transformers', 'bitsandbytes', 'huggingface_hub', 'datasets', 'zenodo_client')"
+        " if m in sys.modules]\n"
+        "print(json.dumps({'missing': missing, 'heavy': heavy}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+
+    result = json.loads(proc.stdout)
+    assert result["heavy"] == []
+    from ecocompute.runner import EXTRA_MODULES
+
+    for name, dependency in result["missing"].items():  # only an extra's own dependency may be absent
+        assert (dependency or "").split(".")[0] in EXTRA_MODULES.get(LIGHT[name], ()), (name, dependency)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,16 @@ def test_no_command_calls_a_shared_thing_by_another_name() -> None:
     assert misnamed == []
 
 
+def test_every_shared_thing_is_reachable_by_its_shared_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """A command may keep an older or plural name (collect's --precisions) as long as the shared one works too."""
+    plural = {"--precisions": "--precision"}
+    missing = [f"{' '.join(path)} {p.opts[0]} (add {plural[p.opts[0]]})" for path, command in LEAVES
+               for p in command.params if p.opts[0] in plural and plural[p.opts[0]] not in p.opts]  # fmt: skip
+    assert missing == []
+    assert main(["collect", "--precision", "nf4", "--arch", "TinyLlama-1.1B", "--signer", "alice"]) == 2
+    assert "E-BASELINE" in capsys.readouterr().err  # parsed as --precisions, then refused for its missing baseline
+
+
 def test_a_shared_option_means_the_same_everywhere() -> None:
     problems = []
     for name, uses in _options().items():
@@ -69,14 +81,95 @@ def test_a_shared_option_means_the_same_everywhere() -> None:
     assert problems == []
 
 
-@pytest.mark.parametrize("path", [p for p, _ in LEAVES], ids=" ".join)
-def test_help_has_readable_metavars_and_ends_with_an_example(path: tuple[str, ...],
-                                                             capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    assert main([*path, "--help"]) == 0
-    text = capsys.readouterr().out
-    assert [m.group(0) for m in UNREADABLE.finditer(text)] == []
-    last = re.split(r"\n\s*\n", text.split("╭")[0].strip())[-1]
-    assert " ".join(last.split()).startswith("Example: ecocompute " + " ".join(path))
+DEFAULTS_DIFFER = {  # an option whose default is not the same in every command, and why that is right
+    "--allowed-signers": "validate and publish build default it to <submissions>/allowed_signers, verify and "
+    "validate-signers to submissions/allowed_signers (the same file); show verifies only when given one",
+    "--batch-size": "collect's is the batch it measures; estimate's the question's (batch 1, one user); the "
+    "others' select rows (none: all)",
+    "--stack": "collect's is the stack it measures; estimate's the question's (eager: plain generate()); the "
+    "others' select rows (none: all)",
+    "--dataset": "required where a build is read; push defaults to the build's usual folder, mcp to the shipped data",
+    "--hf-repo": "push names its target explicitly (nothing is uploaded by default); build and site write the "
+    "project's id into the card and the page",
+    "--out": "what each command writes differs: a submissions tree, a file, a folder",
+    "--seed": "collect's seeds the weights and prompt; crossover's the bootstrap",
+}  # fmt: skip
+
+
+def test_defaults_agree_or_say_why_not() -> None:
+    differing = set()
+    for name, uses in _options().items():
+        defaults = {str(p.default[0] if isinstance(p.default, list) and p.default else p.default) for _, p in uses}
+        if len(defaults) > 1:
+            differing.add(name)
+    assert differing - set(DEFAULTS_DIFFER) == set(), "defaults differ; make them agree, or say why in DEFAULTS_DIFFER"
+    assert set(DEFAULTS_DIFFER) - differing == set(), "these defaults agree now: drop them from DEFAULTS_DIFFER"
+
+
+def _every_command(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command's path, groups and hidden commands included: (), ("publish",), ("publish", "build"), ..."""
+    found = [path]
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        found += _every_command(sub, (*path, name))
+    return found
+
+
+def help_problems(typer_app: typer.Typer, path: tuple[str, ...], prog: str = "ecocompute") -> list[str]:
+    """What is wrong with the help of ``prog PATH``: no exit 0, unreadable metavars, no closing ``Example:``."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main_for(typer_app, [*path, "--help"], prog_name=prog)
+    text, where = buffer.getvalue(), " ".join((prog, *path))
+    problems = [f"{where}: --help exits {code}"] if code != 0 else []
+    problems += [f"{where}: metavar {m.group(0)}" for m in UNREADABLE.finditer(text)]
+    last = re.split(r"\n\s*\n", text.split("╭")[0].strip())[-1]  # the description's last paragraph
+    if not " ".join(last.split()).startswith(f"Example: {where}"):
+        problems.append(f"{where}: the help does not end with 'Example: {where} ...'")
+    return problems
+
+
+EVERY = _every_command(typer.main.get_command(app))
+
+
+def test_the_walk_reaches_subcommands_and_hidden_commands() -> None:
+    assert {(), ("publish",), ("publish", "build"), ("schema", "export"), ("record-trace",)} <= set(EVERY)
+
+
+@pytest.mark.parametrize("path", EVERY, ids=lambda p: " ".join(p) or "ecocompute")
+def test_help_has_readable_metavars_and_ends_with_an_example(path: tuple[str, ...]) -> None:
+    assert help_problems(app, path) == []
+
+
+def test_the_help_check_fails_a_subcommand_without_an_example() -> None:
+    probe = typer.Typer(name="probe", help="A probe.\n\nExample: probe pub good --n 1")
+    pub = typer.Typer(help="Publishing.\n\nExample: probe pub good --n 1")
+    probe.add_typer(pub, name="pub")
+
+    @pub.command("good")
+    def good(n: int = typer.Option(1, "--n", help="A number.")) -> None:
+        """Do it.
+
+        Example: probe pub good --n 1
+        """
+
+    @pub.command("bare")
+    def bare(flag: bool = typer.Option(False, "--flag", help="Example: probe pub bare --flag")) -> None:
+        """Do it without an example of its own (an option's help naming one does not count)."""
+
+    @pub.command("wrong")
+    def wrong() -> None:
+        """Do it, with another command's example.
+
+        Example: probe pub good --n 1
+        """
+
+    paths = _every_command(typer.main.get_command(probe))
+    assert ("pub", "bare") in paths
+    problems = [problem for path in paths for problem in help_problems(probe, path, prog="probe")]
+    assert problems == [
+        "probe pub bare: the help does not end with 'Example: probe pub bare ...'",
+        "probe pub wrong: the help does not end with 'Example: probe pub wrong ...'",
+    ]
 
 
 def test_a_missing_optional_dependency_is_one_line_naming_the_extra(capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,14 +196,55 @@ def test_install_hints_keep_their_extras(capsys: pytest.CaptureFixture[str]) -> 
     assert "'ecocompute[collect]'" in capsys.readouterr().err
 
 
-def test_every_optional_module_belongs_to_its_extra() -> None:
+DIST_OF = {"pynvml": "nvidia-ml-py", "zenodo_client": "zenodo-client", "llama_cpp": "llama-cpp-python",
+           "mcp_types": "mcp"}  # fmt: skip
+"""Modules whose distribution has another name (mcp_types comes with mcp)."""
+
+
+def test_every_extra_s_modules_are_known_and_belong_to_it() -> None:
     import tomllib
+
+    from ecocompute.runner import EXTRA_MODULES
 
     extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
-    dist_of = {"pynvml": "nvidia-ml-py", "zenodo_client": "zenodo-client"}
-    for module, extra in OPTIONAL_MODULES.items():
-        names = {re.split(r"[<>=\[ ]", dep)[0].lower() for dep in extras[extra]}
-        assert dist_of.get(module, module).lower() in names, (module, extra)
+    assert set(EXTRA_MODULES) == set(extras) - {"dev"}
+    for extra, modules in EXTRA_MODULES.items():
+        names = {re.split(r"[<>=\[ ;]", dep)[0].lower().replace("_", "-") for dep in extras[extra]}
+        shipped = {DIST_OF.get(m, m).lower().replace("_", "-") for m in modules}
+        assert shipped <= names, (extra, shipped - names)
+        assert names <= shipped, (extra, f"no module listed for {names - shipped}")
     assert extra_for("pyarrow.parquet") == "publish" and extra_for("numpy") is None
+    assert OPTIONAL_MODULES["mcp"] == "mcp" and OPTIONAL_MODULES["torch"] == "collect"
+
+
+@pytest.mark.parametrize(
+    ("module", "command", "extra"),
+    [("pyarrow", "crossover", "analysis"), ("pyarrow", "publish", "publish"), ("pyarrow", None, "publish"),
+     ("matplotlib.pyplot", "j-per-token", "analysis"), ("mcp.server", "mcp", "mcp"), ("torch", "crossover", "collect"),
+     ("jsonschema", "import", "literature"), ("uvicorn", "serve", "serve")],
+)  # fmt: skip
+def test_a_module_several_extras_install_is_hinted_by_the_command_s_extra(
+    module: str, command: str | None, extra: str
+) -> None:
+    assert extra_for(module, command) == extra
+
+
+def test_the_hint_names_the_command_s_extra(capsys: pytest.CaptureFixture[str]) -> None:
+    probe = typer.Typer()
+
+    @probe.command("crossover")
+    def crossover() -> None:
+        """Import a module the analysis extra brings."""
+        raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+
+    @probe.command()
+    def mcp() -> None:
+        """Import the MCP SDK."""
+        raise ModuleNotFoundError("No module named 'mcp'", name="mcp")
+
+    assert main_for(probe, ["crossover"]) == 2
+    assert capsys.readouterr().err.strip().endswith('pip install "ecocompute[analysis]"')
+    assert main_for(probe, ["mcp"]) == 2
+    assert capsys.readouterr().err.strip().endswith('pip install "ecocompute[mcp]"')

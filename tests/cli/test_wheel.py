@@ -22,30 +22,50 @@ DATA = [  # reference data the commands read at run time
     "ecocompute/publish/templates/card.md",
 ]
 PROBE = """
-import json, sys
+import contextlib, io, json, sys
 import typer
 from ecocompute.cli import app, main
-def leaves(c, path=()):
-    if hasattr(c, "commands"):
-        return [l for n, s in sorted(c.commands.items()) for l in leaves(s, (*path, n))]
-    return [path]
-paths = leaves(typer.main.get_command(app))
-codes = {" ".join(p): main([*p, "--help"]) for p in paths}
+def walk(c, path=()):
+    return [path] + [p for n, s in sorted(getattr(c, "commands", {}).items()) for p in walk(s, (*path, n))]
+codes, cut, bare = {}, [], []
+for path in walk(typer.main.get_command(app)):
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        codes[" ".join(path)] = main([*path, "--help"])
+    cut += [" ".join(path)] if "\u2026" in buffer.getvalue() else []
+    bare += [] if "Example:" in buffer.getvalue() else [" ".join(path)]
 codes["schema export"] = main(["schema", "export"])
 import ecocompute
-print(json.dumps({"codes": codes, "package": ecocompute.__file__}))
+print(json.dumps({"codes": codes, "cut": cut, "bare": bare, "package": ecocompute.__file__}))
 """
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist, and the wheel built from it (as a release is): never from a stale build/ of the tree."""
     pytest.importorskip("build")
     out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+    proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    (built,) = out.glob("ecocompute-*.whl")
+    assert "is absent from the `packages` configuration" not in proc.stdout + proc.stderr  # data is package-data
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(dist: Path) -> Path:
+    (built,) = dist.glob("ecocompute-*.whl")
     return built
+
+
+def test_twine_check_passes(dist: Path) -> None:
+    pytest.importorskip("twine")
+    files = sorted(str(f) for f in dist.glob("ecocompute-*"))
+    assert len(files) == 2  # the sdist and the wheel
+    proc = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *files], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("PASSED") == 2
 
 
 def test_the_wheel_holds_the_packages_their_data_and_pypi_metadata(wheel: Path) -> None:
@@ -72,7 +92,7 @@ def test_the_wheel_holds_the_packages_their_data_and_pypi_metadata(wheel: Path) 
 def test_every_command_runs_from_the_unpacked_wheel(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    env = {**os.environ, "PYTHONPATH": str(site), "COLUMNS": "200"}
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")} | {"PYTHONPATH": str(site)}
     proc = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
                           check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -80,5 +100,23 @@ def test_every_command_runs_from_the_unpacked_wheel(wheel: Path, tmp_path: Path)
     assert result["package"].startswith(str(site))
     export = result["codes"].pop("schema export")
     assert {cmd: code for cmd, code in result["codes"].items() if code != 0} == {}
+    assert result["cut"] == [] and result["bare"] == []  # piped help whole (no COLUMNS), an example in each
     assert export == 2 and "is inside the installed package" in proc.stderr and "pass --out DIR" in proc.stderr
     assert not (site / "ecocompute" / "schema" / "submission-1.0.schema.json.tmp").exists()
+
+
+def test_every_file_of_the_package_folders_is_in_the_wheel(wheel: Path) -> None:
+    import tomllib
+
+    folders = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = []
+    for package, folder in folders.items():
+        for source in sorted((ROOT / folder).rglob("*")):
+            relative = source.relative_to(ROOT / folder)
+            if not source.is_file() or source.suffix == ".pyc" or any(p.startswith((".", "__pycache__"))
+                                                                        for p in relative.parts):  # fmt: skip
+                continue
+            inside = f"{package.replace('.', '/')}/{relative.as_posix()}"
+            missing += [] if inside in names else [inside]
+    assert missing == [], "add these to [tool.setuptools.package-data] in pyproject.toml"

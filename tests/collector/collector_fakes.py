@@ -194,15 +194,18 @@ class FakePynvml:
         return 41
 
     def nvmlDeviceGetClockInfo(self, handle: Any, clock_type: int) -> int:
+        self._check("nvmlDeviceGetClockInfo")
         return 1980
 
     def nvmlDeviceGetClock(self, handle: Any, clock_type: int, clock_id: int) -> int:
         return 1980
 
     def nvmlDeviceGetUtilizationRates(self, handle: Any) -> Any:
+        self._check("nvmlDeviceGetUtilizationRates")
         return SimpleNamespace(gpu=21, memory=3)
 
     def nvmlDeviceGetCurrentClocksEventReasons(self, handle: Any) -> int:
+        self._check("nvmlDeviceGetCurrentClocksEventReasons")
         return self.throttle_mask
 
     def nvmlDeviceGetComputeRunningProcesses(self, handle: Any) -> list[Any]:
@@ -225,6 +228,7 @@ class FakePynvml:
         return SimpleNamespace(total=143771 * MIB, free=143000 * MIB, used=771 * MIB)
 
     def nvmlDeviceGetPowerManagementLimit(self, handle: Any) -> int:
+        self._check("nvmlDeviceGetPowerManagementLimit")
         return 700_000
 
     def nvmlDeviceGetPowerManagementDefaultLimit(self, handle: Any) -> int:

@@ -86,8 +86,9 @@ def test_readings_convert_once_and_missing_ones_are_none(smi: FakeAmdsmi, clock:
         assert gpu.compute_processes() == [4242]
         smi.na.add("amdsmi_get_gpu_process_list")
         assert gpu.compute_processes() is None
-        smi.na.add("amdsmi_get_violation_status")
-        assert gpu.throttle_reasons() == []
+        smi.na.add("amdsmi_get_violation_status")  # worked at opening: its loss stops the run
+        with pytest.raises(AmdSmiReadError, match="stopped reporting the violation status"):
+            gpu.throttle_reasons()
 
 
 def test_a_sensor_that_vanishes_mid_run_stops_the_measurement(smi: FakeAmdsmi, clock: VirtualClock) -> None:
@@ -104,12 +105,10 @@ def test_a_sensor_that_vanishes_mid_run_stops_the_measurement(smi: FakeAmdsmi, c
 # --- refusals -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("sensor", "named"), [("temperature", "temperature"), ("clock", "GFX clock"),
-                                               ("activity", "GFX activity")])  # fmt: skip
-def test_a_gpu_without_a_window_sensor_is_refused_before_measuring(smi: FakeAmdsmi, clock: VirtualClock,
-                                                                   sensor: str, named: str) -> None:  # fmt: skip
-    smi.na.add(sensor)
-    with pytest.raises(GpuError, match=f"cannot read the {named} of AMD GPU 0.*never written as 0"):
+def test_a_gpu_without_socket_power_is_refused_before_measuring(smi: FakeAmdsmi, clock: VirtualClock) -> None:
+    """Temperature, clock and activity may be missing (tests/collector/test_missing_sensors.py); power may not."""
+    smi.na.update({"socket_power", "current_socket_power", "average_socket_power"})
+    with pytest.raises(GpuError, match=r"cannot read the socket power of AMD GPU 0.*never written as 0"):
         open_gpu(clock)
     assert smi.inits == 0
 

@@ -230,6 +230,14 @@ def _unrecorded(doc: Doc) -> None:
     del w["power_trace"], w["power_max_gap_s"]
 
 
+def _sensorless(doc: Doc) -> None:
+    """A 1.2 file from a GPU without an SM clock reading: null in every window (warm-ups too)."""
+    doc["schema_version"] = "1.2"
+    for m in doc["payload"]["measurements"]:
+        for w in (*m["windows"], *m["warmup"]):
+            w["sm_clock_mhz_mean"] = None
+
+
 SIGNED_CASES: dict[str, Callable[[], Doc]] = {
     "E-VERSION": lambda: mutated(_set("schema_version", "2.0")),
     "E-SCHEMA": lambda: mutated(lambda d: d["payload"]["hardware"].pop("gpu_arch")),
@@ -274,6 +282,7 @@ SIGNED_CASES: dict[str, Callable[[], Doc]] = {
     "W-WARMUP": lambda: mutated(_set("payload.measurements.0.warmup", [])),
     "W-THROTTLE": lambda: mutated(_set("payload.measurements.0.windows.0.throttle_reasons", ["sw_thermal_slowdown"])),
     "W-SHARED": lambda: mutated(_set("payload.measurements.0.windows.0.other_gpu_processes", 1)),
+    "W-SENSOR-MISSING": lambda: mutated(_sensorless),
     "W-EXAMPLE": lambda: base() | {"payload": submission_document(SEED, login=LOGIN)["payload"]},
     # power_integral files (validate/counterless.py)
     "E-SAMPLING": lambda: counterless(mutated(_set("payload.method.power_sampling_hz", 2.0)), keep_trace=False),
