@@ -40,7 +40,7 @@ from ecocompute.validate.core import validate_files
 REJECTIONS_FILE = "rejections.json"
 # files whose rows are made and cached per chunk; the validator sees every changed file in one call (it reads the
 # rest of the folder once per call, to find copies) and keeps none of the parsed submissions, so memory stays small
-ROWS_BATCH = 5_000
+ROWS_BATCH = 1_000
 
 
 @dataclass(frozen=True)
@@ -100,9 +100,13 @@ def gather(sources: Sequence[Source], cache: RowCache, *, include_examples: bool
             continue
         results = validate_files([Path(f.path) for f in mine], allowed_signers=source.allowed_signers,
                                  submissions_root=source.root, keep_submissions=False)  # fmt: skip
-        for start in range(0, len(mine), ROWS_BATCH):  # a batch's parsed submissions are freed before the next
-            end = start + ROWS_BATCH
-            fresh += cache.add(list(zip(mine[start:end], results[start:end], strict=True)))
+        pending = list(zip(mine, results, strict=True))
+        del results
+        while pending:  # a batch's results and parsed submissions are freed before the next batch is made
+            batch = pending[:ROWS_BATCH]
+            del pending[:ROWS_BATCH]
+            fresh += cache.add(batch)
+            del batch
     verdicts = {**known, **{v.key: v for v in fresh}}
     gathered = Gathered(tuple(sorted(verdicts.values(), key=lambda v: v.name)), include_examples)
     check_unique_ids(gathered.kept)

@@ -164,6 +164,22 @@ def test_a_rebuild_validates_only_what_changed(
     assert resigned.validated == 3  # another allowed_signers file: every verdict is made again
 
 
+def test_sorting_part_by_part_and_streamed_compaction_change_no_byte(
+    tmp_path: Path, example_build: BuildResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tables sorted in parts of a few rows, from chunks of two files compacted into one: the same configs."""
+    monkeypatch.setattr("ecocompute.publish.build.ROWS_BATCH", 2)
+    monkeypatch.setattr("ecocompute.publish.cache.MAX_CHUNKS", 1)
+    monkeypatch.setattr("ecocompute.publish.configs.PART_ROWS", 3)
+    cache = tmp_path / "cache"
+    parts = build([Source.at(EXAMPLES)], tmp_path / "parts", BuildOptions(include_examples=True, cache=cache))
+    assert len(list((cache / "v1" / "chunks").iterdir())) == 1  # the chunks were compacted
+    whole, cut = _snapshot(example_build.out / "data"), _snapshot(parts.out / "data")
+    assert sorted(whole) == sorted(cut) and len(whole) == 6
+    assert [name for name in whole if whole[name] != cut[name]] == []
+    assert _read(parts.out, "windows").height > 3 * 4  # more than four parts
+
+
 def test_an_unchanged_rebuild_copies_what_it_derived(
     tmp_path: Path, make_tree: TreeMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
