@@ -426,7 +426,7 @@ def _workers(n_files: int, requested: int | None) -> int:
 
 
 def _warm() -> None:
-    """Import and fill what every file's checks need once (scipy's t quantiles), so forked workers share it."""
+    """Fill what every file's checks need once (the t quantiles), so forked workers share it."""
     for dof in range(1, 65):
         t_quantile_975(dof)
 
