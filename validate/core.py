@@ -18,7 +18,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -48,6 +48,21 @@ __all__ = [
 ]
 
 
+def _restore(cls: type, names: tuple[str, ...], values: Sequence[Any]) -> Any:
+    """An instance of dataclass ``cls`` with these field values, restored as unpickling does (no __init__)."""
+    instance: Any = object.__new__(cls)
+    instance.__dict__.update(zip(names, values, strict=True))
+    return instance
+
+
+def _summary(values: tuple[Any, ...], rows: tuple[tuple[Any, ...], ...]) -> Any:
+    measurements = tuple(
+        _restore(MeasurementSummary, _ROW_FIELDS, (p, n, None if d is None else _restore(Derived, _DERIVED, d), e))
+        for p, n, d, e in rows
+    )
+    return _restore(Summary, _SUMMARY_FIELDS, (*values, measurements))
+
+
 @dataclass(frozen=True)
 class MeasurementSummary:
     """What the reports show of one measurement: its precision, window count, derived figures or error."""
@@ -70,6 +85,25 @@ class Summary:
     batch_size: int
     signer: str | None
     measurements: tuple[MeasurementSummary, ...]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as plain values: a worker hands one back per file, and dataclasses unpickle slowly."""
+        values = tuple(getattr(self, name) for name in _SUMMARY_FIELDS[:-1])
+        rows = tuple(
+            (
+                m.precision,
+                m.windows,
+                None if m.derived is None else tuple(getattr(m.derived, f) for f in _DERIVED),
+                m.error,
+            )
+            for m in self.measurements
+        )
+        return _summary, (values, rows)
+
+
+_DERIVED = tuple(f.name for f in fields(Derived))
+_ROW_FIELDS = tuple(f.name for f in fields(MeasurementSummary))
+_SUMMARY_FIELDS = tuple(f.name for f in fields(Summary))
 
 
 @dataclass(frozen=True)
@@ -345,6 +379,10 @@ def summarize(submission: Submission) -> Summary:
 # ---- one file, in a worker -------------------------------------------------------------------------
 
 
+def _examined(path: str, *rest: Any) -> Any:
+    return _Examined(Path(path), *rest)
+
+
 @dataclass
 class _Examined:
     """One file checked on its own: what the copy check and the result need."""
@@ -355,6 +393,11 @@ class _Examined:
     submission: Submission | None = None
     sha256: str | None = None
     summary: Summary | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as a tuple of its fields (what a worker hands back, once per file)."""
+        rest = (self.findings, self.identity, self.submission, self.sha256, self.summary)
+        return _examined, (str(self.path), *rest)
 
 
 def _display(path: Path, root: Path) -> str:
@@ -381,7 +424,7 @@ def _examine(path: Path, root: Path, options: Options, keep: bool) -> _Examined:
     windows.forget_derived()
     document, submission, content = check_bytes_and_document(data, relpath, options)
     keys = submission_keys(submission) if submission is not None else _guarded_keys(document)
-    identity = Identity(name, submission_id_of(document), keys)
+    identity = Identity.of(name, submission_id_of(document), keys)
     summary = summarize(submission) if submission is not None else None
     return _Examined(path, found + content, identity, submission if keep else None, digest, summary)
 
@@ -402,7 +445,7 @@ def _identity_only(path: Path, root: Path) -> Identity:
     document, found = check_bytes(data)
     if found:
         return Identity(name, None)
-    return Identity(name, submission_id_of(document), _guarded_keys(document))
+    return Identity.of(name, submission_id_of(document), _guarded_keys(document))
 
 
 _WORKER: dict[str, Any] = {}
@@ -438,7 +481,7 @@ def _map(function: Callable[[Path], Any], paths: Sequence[Path], workers: int) -
         return
     _warm()
     context = multiprocessing.get_context("fork")
-    chunk = max(1, min(64, len(paths) // (workers * 8)))
+    chunk = max(1, min(16, len(paths) // (workers * 16)))  # small: the last chunks end together
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         yield from pool.map(function, paths, chunksize=chunk)
 

@@ -109,13 +109,37 @@ def submission_id_of(document: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+KEY_BYTES = 16  # each window key is a 16-byte BLAKE2b digest
+
+
 @dataclass
 class Identity:
-    """What the index needs of one file: its name, submission id and window keys."""
+    """What the index needs of one file: its name, submission id and window keys.
+
+    ``keys`` is the window keys, :data:`KEY_BYTES` each, concatenated; ``wheres`` where each is in the document,
+    one per line (compact, so a worker process hands them back cheaply). :meth:`of` makes one from (where, key)
+    pairs.
+    """
 
     name: str
     submission_id: str | None
-    keys: list[tuple[str, WindowKey]] = field(default_factory=list)
+    keys: bytes = b""
+    wheres: str = ""
+
+    @classmethod
+    def of(cls, name: str, submission_id: str | None, pairs: list[tuple[str, WindowKey]]) -> Identity:
+        """An identity from the (where, key) pairs :func:`document_keys` and :func:`submission_keys` give."""
+        return cls(name, submission_id, b"".join(key for _w, key in pairs), "\n".join(w for w, _k in pairs))
+
+    def window_keys(self) -> list[WindowKey]:
+        """Each window key, in document order."""
+        keys = self.keys
+        return [keys[i : i + KEY_BYTES] for i in range(0, len(keys), KEY_BYTES)]
+
+    def pairs(self) -> list[tuple[str, WindowKey]]:
+        """(where, key) of each window, as :func:`document_keys` gives them."""
+        wheres = self.wheres.split("\n") if self.wheres else [""] * (len(self.keys) // KEY_BYTES)
+        return list(zip(wheres, self.window_keys(), strict=True))
 
 
 @dataclass
@@ -129,8 +153,9 @@ class Index:
         """Record a file; keys already held stay with the file that held them first."""
         if identity.submission_id is not None:
             self.ids.setdefault(identity.submission_id, identity.name)
-        for _where, key in identity.keys:
-            self.windows.setdefault(key, identity.name)
+        setdefault, name = self.windows.setdefault, identity.name
+        for key in identity.window_keys():
+            setdefault(key, name)
 
     def findings(self, identity: Identity) -> list[Finding]:
         """E-DUPLICATE-ID / E-DUPLICATE-PAYLOAD when an earlier file holds this id or one of these windows."""
@@ -139,21 +164,24 @@ class Index:
         owner = self.ids.get(sub_id) if sub_id is not None else None
         if owner is not None and owner != identity.name:
             found.append(finding("E-DUPLICATE-ID", "payload.submission_id", f"{sub_id} is also in {owner}"))
+        get, name = self.windows.get, identity.name
+        if all(get(key, name) == name for key in identity.window_keys()):
+            return found
+        pairs = identity.pairs()
         copied: dict[str, str] = {}
-        for where, key in identity.keys:
-            owner = self.windows.get(key)
-            if owner is not None and owner != identity.name:
+        for where, key in pairs:
+            owner = get(key)
+            if owner is not None and owner != name:
                 copied.setdefault(where, owner)
-        if copied:
-            where, original = next(iter(copied.items()))
-            n_windows = len({w for w, _key in identity.keys})
-            more = f" ({len(copied)} of its {n_windows} windows)" if len(copied) > 1 else ""
-            found.append(
-                finding(
-                    "E-DUPLICATE-PAYLOAD",
-                    where,
-                    f"a copy of {original}: the same measured window{more} (start, duration, energy, tokens); "
-                    "a measurement is submitted once, whoever signs it",
-                )
+        where, original = next(iter(copied.items()))
+        n_windows = len({w for w, _key in pairs})
+        more = f" ({len(copied)} of its {n_windows} windows)" if len(copied) > 1 else ""
+        found.append(
+            finding(
+                "E-DUPLICATE-PAYLOAD",
+                where,
+                f"a copy of {original}: the same measured window{more} (start, duration, energy, tokens); "
+                "a measurement is submitted once, whoever signs it",
             )
+        )
         return found
