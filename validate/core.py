@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecocompute.schema.derive import CV_GATE_PCT, Derived, t_quantile_975
 from ecocompute.schema.models import Measurement, Payload, Submission
@@ -31,6 +31,9 @@ from ecocompute.validate.findings import GATE_CODES, Finding, finding
 from ecocompute.validate.gpus import GENERIC, GpuBounds, bounds_for
 from ecocompute.validate.identity import Identity, Index, document_keys, submission_id_of, submission_keys
 from ecocompute.validate.raw import MAX_FILE_BYTES, check_bytes, check_size
+
+if TYPE_CHECKING:
+    from ecocompute.validate.idcache import IdentityCache
 
 DEFAULT_MAX_CV_PCT = CV_GATE_PCT
 PARALLEL_FROM = 64  # files; below this one process is faster than starting workers
@@ -436,16 +439,26 @@ def _guarded_keys(document: Any) -> list[tuple[str, bytes]]:
         return []
 
 
-def _identity_only(path: Path, root: Path) -> Identity:
-    """The id and window keys of a file already in the tree (read leniently: it is only compared against)."""
+def _identity_only(path: Path, root: Path, cache: IdentityCache | None = None) -> tuple[Identity, bytes | None, bool]:
+    """The id and window keys of a file already in the tree (read leniently: it is only compared against).
+
+    With a ``cache``: (identity, the SHA-256 of the file's bytes, whether it was computed now rather than taken
+    from the cache's row of that hash); without: (identity, None, True).
+    """
     name = _display(path, root)
     data, problems = read_file(path)
     if data is None or problems:
-        return Identity(name, None)
+        return Identity(name, None), None, False
+    sha = None
+    if cache is not None:
+        sha = hashlib.sha256(data).digest()
+        hit = cache.lookup(sha, name)
+        if hit is not None:
+            return hit, sha, False
     document, found = check_bytes(data)
     if found:
-        return Identity(name, None)
-    return Identity.of(name, submission_id_of(document), _guarded_keys(document))
+        return Identity(name, None), sha, True
+    return Identity.of(name, submission_id_of(document), _guarded_keys(document)), sha, True
 
 
 _WORKER: dict[str, Any] = {}
@@ -455,8 +468,8 @@ def _work_examine(path: Path) -> _Examined:
     return _examine(path, _WORKER["root"], _WORKER["options"], _WORKER["keep"])
 
 
-def _work_identity(path: Path) -> Identity:
-    return _identity_only(path, _WORKER["root"])
+def _work_identity(path: Path) -> tuple[Identity, bytes | None, bool]:
+    return _identity_only(path, _WORKER["root"], _WORKER["cache"])
 
 
 def _workers(n_files: int, requested: int | None) -> int:
@@ -496,6 +509,7 @@ def validate_files(
     now: datetime | None = None,
     keep_submissions: bool = True,
     workers: int | None = None,
+    identity_cache: Path | None = None,
 ) -> list[FileResult]:
     """Validate each file of ``paths`` (in order) as a submission under ``submissions_root``.
 
@@ -506,25 +520,47 @@ def validate_files(
     files of the batch and every ``*.json`` under ``submissions_root``: files already in the tree hold
     their windows first, then the batch in order. ``keep_submissions=False`` drops each parsed submission
     once checked (the reports need only ``summary``), so memory stays small for any number of files.
-    ``workers``: processes to check files in (default: one per core from 64 files).
+    ``workers``: processes to check files in (default: one per core from 64 files). ``identity_cache``: a
+    folder keeping the identities of files by content hash (:mod:`ecocompute.validate.idcache`), so a file
+    already in the tree whose bytes were seen before is hashed, not parsed (None: every file is parsed).
     """
     options = Options(parse_allowed_signers(allowed_signers), pr_author, max_cv_pct, now or datetime.now(UTC))
     paths = [Path(p) for p in paths]
     batch = {os.path.realpath(p) for p in paths}
     existing = [p for p in discover(submissions_root) if os.path.realpath(p) not in batch]
     n_workers = _workers(len(paths) + len(existing), workers)
-    _WORKER.update(root=submissions_root, options=options, keep=keep_submissions)
+    cache = _open_cache(identity_cache)
+    _WORKER.update(root=submissions_root, options=options, keep=keep_submissions, cache=cache)
     index = Index()
-    for identity in _map(_work_identity, existing, n_workers):
+    seen: list[bytes] = []
+    for identity, sha, fresh in _map(_work_identity, existing, n_workers):
         index.add(identity)
+        if cache is not None and sha is not None:
+            seen.append(sha)
+            if fresh:
+                cache.remember(sha, identity)
     results = []
     for item in _map(_work_examine, paths, n_workers):
         item_identity = item.identity
         found = item.findings + _guarded(lambda: index.findings(item_identity))  # noqa: B023 - called at once
         index.add(item_identity)
+        if cache is not None and item.sha256 is not None:
+            seen.append(bytes.fromhex(item.sha256))
+            cache.remember(seen[-1], item_identity)
         results.append(FileResult(item.path, tuple(found), item.submission, item.sha256, item.summary))
     _WORKER.clear()
+    if cache is not None:
+        cache.save(seen)
     return results
+
+
+def _open_cache(folder: Path | None) -> IdentityCache | None:
+    """The identity cache under ``folder``, loaded (None: no cache asked for)."""
+    if folder is None:
+        return None
+    from ecocompute.validate.idcache import IdentityCache
+
+    return IdentityCache(Path(folder)).load()
 
 
 def signer_line_problems(allowed_signers: Path) -> list[Finding]:
