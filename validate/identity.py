@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,12 +44,14 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+_PACK = struct.Struct("<qddd").pack  # start (microseconds since the epoch), duration, energy, tokens: exact values
+
+
 def _keys(start: int | None, duration: float, energy: float, tokens: float) -> list[WindowKey]:
     """The window's key: its start instant (microseconds), duration, energy and tokens (none without a start)."""
     if start is None:
         return []
-    text = f"{start}|{duration!r}|{energy!r}|{tokens!r}"
-    return [hashlib.blake2b(text.encode("ascii"), digest_size=16).digest()]
+    return [hashlib.blake2b(_PACK(start, duration, energy, tokens), digest_size=16).digest()]
 
 
 def window_keys(window: Any) -> list[WindowKey]:
@@ -67,14 +70,14 @@ def window_keys(window: Any) -> list[WindowKey]:
 def submission_keys(submission: Any) -> list[tuple[str, WindowKey]]:
     """(where, key) of every window of a validated Submission: the same keys :func:`document_keys` gives."""
     found: list[tuple[str, WindowKey]] = []
-    blake2b = hashlib.blake2b
+    blake2b, pack = hashlib.blake2b, _PACK
     for m_index, m in enumerate(submission.payload.measurements):
         for kind, windows in (("windows", m.windows), ("warmup", m.warmup)):
             prefix = f"payload.measurements[{m_index}].{kind}["
             for i, w in enumerate(windows):
-                start = round(w.started_at.timestamp() * 1_000_000)  # as _keys writes it, inlined: it runs per window
-                text = f"{start}|{float(w.duration_s)!r}|{float(w.energy_j)!r}|{float(w.tokens)!r}"
-                found.append((f"{prefix}{i}]", blake2b(text.encode("ascii"), digest_size=16).digest()))
+                start = round(w.started_at.timestamp() * 1_000_000)  # as _keys packs it, inlined: it runs per window
+                packed = pack(start, float(w.duration_s), float(w.energy_j), float(w.tokens))
+                found.append((f"{prefix}{i}]", blake2b(packed, digest_size=16).digest()))
     return found
 
 
