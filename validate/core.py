@@ -214,8 +214,22 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.normpath(path.absolute()))
 
 
+def _text_absolute(path: Path) -> str:
+    """:func:`_absolute` as a string: pathlib's operations cost more than the rest of a file's reading."""
+    return os.path.normpath(os.path.abspath(path))  # noqa: PTH100 - not resolve(): links are not followed
+
+
 def locate(path: Path, root: Path) -> tuple[PurePosixPath | None, list[Finding]]:
     """The path relative to ``root`` (None when outside it), and E-SYMLINK / E-OUTSIDE findings."""
+    absolute_text, root_text = _text_absolute(path), _text_absolute(root)
+    if absolute_text.startswith(root_text + os.sep) and root_text != os.sep:  # the usual case, on strings
+        parts = absolute_text[len(root_text) + 1 :].split(os.sep)  # noqa: PTH206 - str paths, once per file
+        current = root_text
+        for part in parts:
+            current = current + os.sep + part
+            if os.path.islink(current):  # noqa: PTH114 - a str path
+                return None, [finding("E-SYMLINK", "", f"{current} is a symbolic link: commit the file itself")]
+        return PurePosixPath(*parts), []
     absolute, root_abs = _absolute(path), _absolute(root)
     if not absolute.is_relative_to(root_abs):
         root_real = Path(os.path.realpath(root))
@@ -227,11 +241,11 @@ def locate(path: Path, root: Path) -> tuple[PurePosixPath | None, list[Finding]]
             return None, found
         absolute, root_abs = parent_real / absolute.name, root_real
     rel = absolute.relative_to(root_abs)
-    current = root_abs
+    under = root_abs
     for part in rel.parts:
-        current = current / part
-        if current.is_symlink():
-            return None, [finding("E-SYMLINK", "", f"{current} is a symbolic link: commit the file itself")]
+        under = under / part
+        if under.is_symlink():
+            return None, [finding("E-SYMLINK", "", f"{under} is a symbolic link: commit the file itself")]
     return PurePosixPath(*rel.parts), []
 
 
@@ -262,12 +276,17 @@ def read_file(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, li
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped after the lstat
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the lstat
                 return None, [finding("E-SPECIAL", "", f"{path} is not a regular file: skipped")]
-            data = handle.read(limit + 1)
+            chunks = [os.read(fd, limit + 1)]
+            while chunks[-1] and (size := sum(map(len, chunks))) <= limit:  # a short read: read on to the end
+                chunks.append(os.read(fd, limit + 1 - size))
+        finally:
+            os.close(fd)
     except OSError as exc:
         return None, [finding("E-READ", "", f"cannot read {path}: {exc.strerror or exc}")]
+    data = b"".join(chunks) if len(chunks) > 1 else chunks[0]
     return data, check_size(len(data), limit)
 
 
@@ -404,6 +423,9 @@ class _Examined:
 
 
 def _display(path: Path, root: Path) -> str:
+    absolute, base = _text_absolute(path), os.path.dirname(_text_absolute(root))  # noqa: PTH120 - a str path
+    if base != os.sep and absolute.startswith(base + os.sep):  # the usual case, on strings
+        return absolute[len(base) + 1 :]
     try:
         return str(_absolute(path).relative_to(_absolute(root).parent))
     except ValueError:
