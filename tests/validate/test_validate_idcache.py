@@ -208,3 +208,21 @@ def test_a_publish_build_after_one_file_is_added_parses_that_file_only(
     gathered, validated = gather([source], cache)
     assert validated == 1 and len(gathered.kept) == 4
     assert [v.codes for v in gathered.rejected] == [("E-DUPLICATE-PAYLOAD",)]
+
+
+def test_forked_workers_use_the_cache_the_same_way(signers: Signers, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    original = signers.write(measured(11))
+    others = [signers.write(measured(seed)) for seed in (12, 13, 14)]
+    run: dict[str, Any] = {
+        "allowed_signers": signers.file,
+        "submissions_root": signers.root,
+        "identity_cache": cache,
+        "workers": 2,
+    }
+    assert all(r.accepted for r in validate_files(others, **run))
+    copy = signers.write(replay(11))
+    for _ in range(2):  # cold for the original, then warm for every file
+        [result] = validate_files([copy], **run)
+        assert original.name in next(f.message for f in result.findings if f.code == "E-DUPLICATE-PAYLOAD")
+    assert len(rows(cache)) == 5
