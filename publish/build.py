@@ -98,8 +98,10 @@ def gather(sources: Sequence[Source], cache: RowCache, *, include_examples: bool
         mine = [f for f in misses if f.source == source]
         if not mine:
             continue
+        # the copy check's identities of the files already there, by content hash: <cache>/v1/identities.sqlite
         results = validate_files([Path(f.path) for f in mine], allowed_signers=source.allowed_signers,
-                                 submissions_root=source.root, keep_submissions=False)  # fmt: skip
+                                 submissions_root=source.root, keep_submissions=False,
+                                 identity_cache=cache.root.parent)  # fmt: skip
         pending = list(zip(mine, results, strict=True))
         del results
         while pending:  # a batch's results and parsed submissions are freed before the next batch is made
