@@ -155,6 +155,7 @@ class RowCache:
     """Verdicts and rows by cache key, in chunks of parquet files under ``folder``."""
 
     def __init__(self, folder: Path) -> None:
+        self.folder = folder
         self.root = folder / CACHE_FORMAT / "chunks"
         self.figures = folder / CACHE_FORMAT / "figures"
         self.derived = folder / CACHE_FORMAT / "derived"

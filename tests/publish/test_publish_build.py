@@ -180,6 +180,19 @@ def test_sorting_part_by_part_and_streamed_compaction_change_no_byte(
     assert _read(parts.out, "windows").height > 3 * 4  # more than four parts
 
 
+def test_validating_in_a_child_process_builds_the_same_bytes(
+    tmp_path: Path, example_build: BuildResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold build validates in a child process from APART_FROM files on: same files, verdicts from the cache."""
+    monkeypatch.setattr("ecocompute.publish.build.APART_FROM", 1)
+    monkeypatch.setattr("ecocompute.publish.build.ROWS_BATCH", 2)  # passed to the child: one chunk per two files
+    cache = tmp_path / "cache"
+    apart = build([Source.at(EXAMPLES)], tmp_path / "apart", BuildOptions(include_examples=True, cache=cache))
+    assert apart.validated == len(discover(EXAMPLES)) > 2
+    assert len(list((cache / "v1" / "chunks").iterdir())) == (apart.validated + 1) // 2
+    assert _snapshot(apart.out) == _snapshot(example_build.out)
+
+
 def test_an_unchanged_rebuild_copies_what_it_derived(
     tmp_path: Path, make_tree: TreeMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
