@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pandera.polars as pa
@@ -191,6 +192,17 @@ def test_validating_in_a_child_process_builds_the_same_bytes(
     assert apart.validated == len(discover(EXAMPLES)) > 2
     assert len(list((cache / "v1" / "chunks").iterdir())) == (apart.validated + 1) // 2
     assert _snapshot(apart.out) == _snapshot(example_build.out)
+
+
+def test_a_failure_in_the_validation_process_is_raised_in_the_build(tmp_path: Path) -> None:
+    from ecocompute.publish.build import _validate_apart
+    from ecocompute.publish.cache import RowCache
+    from ecocompute.publish.inputs import input_files
+
+    bad = Source(EXAMPLES, tmp_path)  # a folder where the allowed_signers file should be
+    files = [replace(f, source=bad) for f in input_files([Source.at(EXAMPLES)])[:2]]
+    with pytest.raises(UsageError, match="is not a regular file"):
+        _validate_apart(RowCache(tmp_path / "cache"), bad, files)
 
 
 def test_an_unchanged_rebuild_copies_what_it_derived(
