@@ -11,6 +11,7 @@ batch and the tree, in one linear pass over an index of measured windows (:mod:`
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -517,8 +518,12 @@ def _map(function: Callable[[Path], Any], paths: Sequence[Path], workers: int) -
     _warm()
     context = multiprocessing.get_context("fork")
     chunk = max(1, min(16, len(paths) // (workers * 16)))  # small: the last chunks end together
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        yield from pool.map(function, paths, chunksize=chunk)
+    gc.freeze()  # what the workers inherit is never collected there, so its pages stay shared
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            yield from pool.map(function, paths, chunksize=chunk)
+    finally:
+        gc.unfreeze()
 
 
 def validate_files(
