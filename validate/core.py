@@ -582,12 +582,18 @@ def validate_files(
 
 
 def _open_cache(folder: Path | None) -> IdentityCache | None:
-    """The identity cache under ``folder``, loaded (None: no cache asked for)."""
+    """The identity cache under ``folder``, loaded (None: no cache asked for, or no secret can be kept).
+
+    Without a cache every file is parsed: slower, never wrong.
+    """
     if folder is None:
         return None
     from ecocompute.validate.idcache import IdentityCache
 
-    return IdentityCache(Path(folder)).load()
+    try:
+        return IdentityCache(Path(folder)).load()
+    except OSError:  # the secret's folder cannot be written (a read-only home)
+        return None
 
 
 def signer_line_problems(allowed_signers: Path) -> list[Finding]:
