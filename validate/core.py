@@ -560,7 +560,7 @@ def validate_files(
     _WORKER.update(root=submissions_root, options=options, keep=keep_submissions, cache=cache)
     index = Index()
     seen: list[bytes] = []
-    for identity, sha, fresh in _map(_work_identity, existing, n_workers):
+    for identity, sha, fresh in _existing_identities(existing, submissions_root, cache, n_workers):
         index.add(identity)
         if cache is not None and sha is not None:
             seen.append(sha)
@@ -579,6 +579,38 @@ def validate_files(
     if cache is not None:
         cache.save(seen)
     return results
+
+
+def _existing_identities(
+    existing: Sequence[Path], root: Path, cache: IdentityCache | None, workers: int
+) -> Iterator[tuple[Identity, bytes | None, bool]]:
+    """:func:`_identity_only` of each file, in order; with a cache, only the files it does not hold are parsed.
+
+    Every file is read and hashed here first (cheap), and its identity taken from the cache when a row holds that
+    hash with a valid tag; the others (the misses) go to the workers. So the files the cache holds never cross
+    between processes.
+    """
+    if cache is None:
+        yield from _map(_work_identity, existing, workers)
+        return
+    found: list[tuple[bytes, Identity | None] | None] = []  # per file: (hash, the cache's identity), None: unreadable
+    for path in existing:
+        data, problems = read_file(path)
+        if data is None or problems:
+            found.append(None)
+            continue
+        sha = hashlib.sha256(data).digest()
+        found.append((sha, cache.lookup(sha, "")))
+    misses = [p for p, f in zip(existing, found, strict=True) if f is not None and f[1] is None]
+    parsed = _map(_work_identity, misses, workers)
+    for path, item in zip(existing, found, strict=True):
+        if item is None:
+            yield Identity(_display(path, root), None), None, False
+        elif item[1] is None:
+            yield next(parsed)
+        else:
+            item[1].name = _display(path, root)
+            yield item[1], item[0], False
 
 
 def _open_cache(folder: Path | None) -> IdentityCache | None:
