@@ -4,9 +4,11 @@
                              submissions_root=Path("submissions"))
     accepted = [r for r in results if r.accepted]
 
-Reading a file's bytes is the only I/O; nothing is executed, imported or unpickled, nothing written. Each
-file is checked on its own (in worker processes when there are many), then copies are looked for across the
-batch and the tree, in one linear pass over an index of measured windows (:mod:`ecocompute.validate.identity`).
+Reading a file's bytes is the only I/O; nothing is executed, imported or unpickled, nothing written (but the
+identity cache, when asked for, outside the submissions folder). Each file is checked on its own (in worker
+processes when there are many), then copies are looked for across the batch and the tree, in one linear pass over
+an index of measured windows (:mod:`ecocompute.validate.identity`); with ``identity_cache``, the files already in
+the tree whose bytes were seen before are hashed, not parsed (:mod:`ecocompute.validate.idcache`).
 """
 
 from __future__ import annotations
