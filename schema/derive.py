@@ -27,25 +27,28 @@ def passes_cv_gate(cv_pct: float, gate_pct: float = CV_GATE_PCT) -> bool:
 
 ASYMPTOTIC_FROM_DOF = 1000
 """From this many degrees of freedom the t quantile comes from its expansion in 1/dof, not the exact CDF."""
+P_975 = 0.975
+COVERAGE = 2.0 * P_975 - 1.0  # P(|T| < t) at the 0.975 quantile, exactly as the float 0.975 has it
+TAIL = 2.0 - 2.0 * P_975  # P(|T| > t) there
 
 
 def _normal_quantile_975() -> float:
-    """The standard normal's 0.975 quantile: Newton's method on ``erfc(z / sqrt 2) = 0.05`` (the two-sided tail)."""
+    """The standard normal's 0.975 quantile: Newton's method on ``erfc(z / sqrt 2) = TAIL`` (the two-sided tail)."""
     z = 2.0
     for _ in range(50):
-        step = (math.erfc(z / math.sqrt(2.0)) - 0.05) / (math.sqrt(2.0 / math.pi) * math.exp(-z * z / 2.0))
+        step = (math.erfc(z / math.sqrt(2.0)) - TAIL) / (math.sqrt(2.0 / math.pi) * math.exp(-z * z / 2.0))
         z += step
         if abs(step) < 1e-16 * z:
             break
     return z
 
 
-def _t_two_sided_tail(t: float, dof: int) -> float:
-    """P(|T| > t) for Student's t with ``dof`` degrees of freedom, exactly (Abramowitz & Stegun 26.7.3-4).
+def _t_central(t: float, dof: int) -> float:
+    """P(|T| < t) for Student's t with ``dof`` degrees of freedom, exactly (Abramowitz & Stegun 26.7.3-4).
 
-    With theta = atan(t / sqrt(dof)), c = cos(theta)^2: for even dof, P(|T| < t) = sin(theta) * (1 + c/2 +
-    1*3/(2*4) c^2 + ...), dof/2 terms; for odd dof, 2/pi * (theta + sin(theta) cos(theta) * (1 + 2/3 c +
-    2*4/(3*5) c^2 + ...)), (dof-1)/2 terms.
+    With theta = atan(t / sqrt(dof)), c = cos(theta)^2: for even dof, sin(theta) * (1 + c/2 + 1*3/(2*4) c^2 +
+    ...), dof/2 terms; for odd dof, 2/pi * (theta + sin(theta) cos(theta) * (1 + 2/3 c + 2*4/(3*5) c^2 + ...)),
+    (dof-1)/2 terms. Sums of positive terms: accurate to a few units in the last place.
     """
     theta = math.atan(t / math.sqrt(dof))
     c = math.cos(theta) ** 2
@@ -54,13 +57,18 @@ def _t_two_sided_tail(t: float, dof: int) -> float:
         for k in range(1, dof // 2):
             term *= c * (2 * k - 1) / (2 * k)
             total += term
-        return 1.0 - math.sin(theta) * total
+        return math.sin(theta) * total
     if dof == 1:
-        return 1.0 - 2.0 * theta / math.pi
+        return 2.0 * theta / math.pi
     for k in range(1, (dof - 1) // 2):
         term *= c * (2 * k) / (2 * k + 1)
         total += term
-    return 1.0 - 2.0 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+    return 2.0 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+
+
+def _t_two_sided_tail(t: float, dof: int) -> float:
+    """P(|T| > t) for Student's t with ``dof`` degrees of freedom."""
+    return 1.0 - _t_central(t, dof)
 
 
 def _t_quantile_expansion(dof: int) -> float:
@@ -77,9 +85,9 @@ def _t_quantile_expansion(dof: int) -> float:
 def t_quantile_975(dof: int) -> float:
     """Two-sided 95% Student t quantile for ``dof`` (a positive integer) degrees of freedom.
 
-    Computed here, so the validator and the collector need no scipy: below :data:`ASYMPTOTIC_FROM_DOF`, the root
-    of the exact tail probability (:func:`_t_two_sided_tail`) = 0.05, found by bisection between bounds that
-    bracket it; from it, the expansion in 1/dof (relative error below 1e-14 there).
+    Computed here, so the validator and the collector need no scipy: below :data:`ASYMPTOTIC_FROM_DOF`, the t
+    where the exact P(|T| < t) (:func:`_t_central`) reaches :data:`COVERAGE`, found by bisection to the last bit
+    between bounds that bracket it; from it, the expansion in 1/dof (relative error below 1e-14 there).
     tests/validate/test_validate_t_quantile.py holds both to scipy's ``stdtrit`` to 1e-12.
     """
     dof = int(dof)
@@ -88,19 +96,19 @@ def t_quantile_975(dof: int) -> float:
     if dof >= ASYMPTOTIC_FROM_DOF:
         return _t_quantile_expansion(dof)
     if dof == 1:
-        return math.tan(0.475 * math.pi)  # the Cauchy distribution's quantile, in closed form
+        return math.tan(math.pi * (P_975 - 0.5))  # the Cauchy distribution's quantile, in closed form
     low, high = _normal_quantile_975(), 2.0 * _t_quantile_expansion(dof) + 2.0  # the quantile is in between
-    while _t_two_sided_tail(high, dof) > 0.05:  # never taken for dof >= 2, kept as a guard
+    while _t_central(high, dof) < COVERAGE:  # never taken for dof >= 2, kept as a guard
         high *= 2.0
-    for _ in range(200):  # bisection to the last bit: the tail decreases in t
+    for _ in range(200):  # bisection to the last bit: P(|T| < t) increases with t
         middle = (low + high) / 2.0
         if middle in (low, high):
             break
-        if _t_two_sided_tail(middle, dof) > 0.05:
+        if _t_central(middle, dof) < COVERAGE:
             low = middle
         else:
             high = middle
-    return (low + high) / 2.0
+    return low if COVERAGE - _t_central(low, dof) <= _t_central(high, dof) - COVERAGE else high
 
 
 def figure(description: str, unit: str | None = None) -> Any:

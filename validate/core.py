@@ -4,13 +4,16 @@
                              submissions_root=Path("submissions"))
     accepted = [r for r in results if r.accepted]
 
-Reading a file's bytes is the only I/O; nothing is executed, imported or unpickled, nothing written. Each
-file is checked on its own (in worker processes when there are many), then copies are looked for across the
-batch and the tree, in one linear pass over an index of measured windows (:mod:`ecocompute.validate.identity`).
+Reading a file's bytes is the only I/O; nothing is executed, imported or unpickled, nothing written (but the
+identity cache, when asked for, outside the submissions folder). Each file is checked on its own (in worker
+processes when there are many), then copies are looked for across the batch and the tree, in one linear pass over
+an index of measured windows (:mod:`ecocompute.validate.identity`); with ``identity_cache``, the files already in
+the tree whose bytes were seen before are hashed, not parsed (:mod:`ecocompute.validate.idcache`).
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -517,8 +520,12 @@ def _map(function: Callable[[Path], Any], paths: Sequence[Path], workers: int) -
     _warm()
     context = multiprocessing.get_context("fork")
     chunk = max(1, min(16, len(paths) // (workers * 16)))  # small: the last chunks end together
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        yield from pool.map(function, paths, chunksize=chunk)
+    gc.freeze()  # what the workers inherit is never collected there, so its pages stay shared
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            yield from pool.map(function, paths, chunksize=chunk)
+    finally:
+        gc.unfreeze()
 
 
 def validate_files(
@@ -555,7 +562,7 @@ def validate_files(
     _WORKER.update(root=submissions_root, options=options, keep=keep_submissions, cache=cache)
     index = Index()
     seen: list[bytes] = []
-    for identity, sha, fresh in _map(_work_identity, existing, n_workers):
+    for identity, sha, fresh in _existing_identities(existing, submissions_root, cache, n_workers):
         index.add(identity)
         if cache is not None and sha is not None:
             seen.append(sha)
@@ -576,13 +583,51 @@ def validate_files(
     return results
 
 
+def _existing_identities(
+    existing: Sequence[Path], root: Path, cache: IdentityCache | None, workers: int
+) -> Iterator[tuple[Identity, bytes | None, bool]]:
+    """:func:`_identity_only` of each file, in order; with a cache, only the files it does not hold are parsed.
+
+    Every file is read and hashed here first (cheap), and its identity taken from the cache when a row holds that
+    hash with a valid tag; the others (the misses) go to the workers. So the files the cache holds never cross
+    between processes.
+    """
+    if cache is None:
+        yield from _map(_work_identity, existing, workers)
+        return
+    found: list[tuple[bytes, Identity | None] | None] = []  # per file: (hash, the cache's identity), None: unreadable
+    for path in existing:
+        data, problems = read_file(path)
+        if data is None or problems:
+            found.append(None)
+            continue
+        sha = hashlib.sha256(data).digest()
+        found.append((sha, cache.lookup(sha, "")))
+    misses = [p for p, f in zip(existing, found, strict=True) if f is not None and f[1] is None]
+    parsed = _map(_work_identity, misses, workers)
+    for path, item in zip(existing, found, strict=True):
+        if item is None:
+            yield Identity(_display(path, root), None), None, False
+        elif item[1] is None:
+            yield next(parsed)
+        else:
+            item[1].name = _display(path, root)
+            yield item[1], item[0], False
+
+
 def _open_cache(folder: Path | None) -> IdentityCache | None:
-    """The identity cache under ``folder``, loaded (None: no cache asked for)."""
+    """The identity cache under ``folder``, loaded (None: no cache asked for, or no secret can be kept).
+
+    Without a cache every file is parsed: slower, never wrong.
+    """
     if folder is None:
         return None
     from ecocompute.validate.idcache import IdentityCache
 
-    return IdentityCache(Path(folder)).load()
+    try:
+        return IdentityCache(Path(folder)).load()
+    except OSError:  # the secret's folder cannot be written (a read-only home)
+        return None
 
 
 def signer_line_problems(allowed_signers: Path) -> list[Finding]:

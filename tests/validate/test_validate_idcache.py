@@ -226,3 +226,15 @@ def test_forked_workers_use_the_cache_the_same_way(signers: Signers, tmp_path: P
         [result] = validate_files([copy], **run)
         assert original.name in next(f.message for f in result.findings if f.code == "E-DUPLICATE-PAYLOAD")
     assert len(rows(cache)) == 5
+
+
+def test_no_place_for_the_secret_means_no_cache_not_an_error(
+    signers: Signers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))  # the secret's folder cannot be made
+    signers.write(measured(11))
+    [result] = check(signers, tmp_path / "cache", signers.write(replay(11)))
+    assert "E-DUPLICATE-PAYLOAD" in codes(result)
+    assert not (tmp_path / "cache").exists()
