@@ -153,13 +153,22 @@ def evaluate_group(points: Sequence[Point], *, method: str, precision: str, n_bo
             "ci95_high_params": ci[1], "boot_fraction": boot_fraction, "holds": holds, "message": message}  # fmt: skip
 
 
-def _window_samples(windows: pl.DataFrame) -> dict[tuple[str, str], FloatArray]:
+Keys = pl.DataFrame  # (submission_id, precision) of the measurements a step needs
+
+
+def _measured(windows: pl.LazyFrame, keys: Keys) -> pl.LazyFrame:
+    """The measured (not warm-up) windows with a J/token of the measurements ``keys`` names."""
+    return windows.filter(~pl.col("warmup") & pl.col("j_per_token").is_not_null()).join(
+        keys.lazy(), on=["submission_id", "precision"], how="semi"
+    )
+
+
+def _window_samples(windows: pl.LazyFrame, keys: Keys) -> dict[tuple[str, str], FloatArray]:
     require_columns(windows, ("submission_id", "precision", "window_index", "warmup", "j_per_token"), "windows")
     grouped = (
-        windows.filter(~pl.col("warmup") & pl.col("j_per_token").is_not_null())
-        .group_by("submission_id", "precision")
-        .agg(pl.col("j_per_token").sort_by("window_index"))
-    )
+        _measured(windows, keys).group_by("submission_id", "precision")
+        .agg(pl.col("j_per_token").sort_by("window_index")).collect()
+    )  # fmt: skip
     return {
         (sid, prec): np.asarray(values, dtype=np.float64)
         for sid, prec, values in grouped.iter_rows()
@@ -175,14 +184,33 @@ def _resampled_means(samples: FloatArray, n_boot: int, rng: np.random.Generator)
 Stats = dict[tuple[str, str], tuple[float, float]]
 
 
-def _window_stats(windows: pl.DataFrame) -> Stats:
+def _window_stats(windows: pl.LazyFrame, keys: Keys) -> Stats:
     """Per measurement: the mean J/token of its windows and the variance of its bootstrap mean (plug-in var / n)."""
     grouped = (
-        windows.filter(~pl.col("warmup") & pl.col("j_per_token").is_not_null())
-        .group_by("submission_id", "precision")
+        _measured(windows, keys).group_by("submission_id", "precision")
         .agg(pl.col("j_per_token").mean().alias("m"), (pl.col("j_per_token").var(ddof=0) / pl.len()).alias("v"))
-    )
+        .collect()
+    )  # fmt: skip
     return {(sid, prec): (m, v) for sid, prec, m, v in grouped.iter_rows()}
+
+
+def _window_keys(changes: pl.DataFrame, method: str) -> tuple[Keys, Keys]:
+    """The measurements whose windows are resampled, and those of sizes drawn from a normal (:func:`_collapsed`).
+
+    A size with more than RESAMPLE_LIMIT submissions in its group (loglinear only) needs each measurement's window
+    mean and variance; every other size its windows. Both sides of each change count: the precision and its
+    baseline. Only those windows are read, so a large table is never held whole.
+    """
+    size = pl.len().over([*GROUP_KEYS, "params_total"])
+    collapsed = (size > RESAMPLE_LIMIT) if method == "loglinear" else pl.lit(False)
+    flagged = changes.select("submission_id", "precision", "baseline_precision", collapsed.alias("_collapsed"))
+
+    def keys(rows: pl.DataFrame) -> Keys:
+        both = pl.concat([rows.select("submission_id", "precision"),
+                          rows.select("submission_id", pl.col("baseline_precision").alias("precision"))])  # fmt: skip
+        return both.unique()
+
+    return keys(flagged.filter(~pl.col("_collapsed"))), keys(flagged.filter(pl.col("_collapsed")))
 
 
 def _collapsed(params: float, rows: list[dict[str, Any]], stats: Stats | None, n_boot: int,
@@ -237,13 +265,17 @@ def _precisions(precision: str | Sequence[str] | None) -> list[str] | None:
     return parse_precisions(precision)
 
 
-def _from_measurements(measurements: pl.DataFrame, windows: pl.DataFrame | None, precision: list[str] | None,
-                       method: str, n_boot: int, seed: int) -> list[dict[str, Any]]:  # fmt: skip
+def _from_measurements(measurements: pl.DataFrame, windows: pl.DataFrame | pl.LazyFrame | None,
+                       precision: list[str] | None, method: str, n_boot: int,
+                       seed: int) -> list[dict[str, Any]]:  # fmt: skip
     changes = change_frame(measurements)
     if precision is not None:
         changes = changes.filter(pl.col("precision").is_in(precision))
-    samples = None if windows is None else _window_samples(windows)
-    stats = None if windows is None else _window_stats(windows)
+    samples, stats = None, None
+    if windows is not None:
+        resampled, collapsed = _window_keys(changes, method)
+        samples = _window_samples(windows.lazy(), resampled)
+        stats = _window_stats(windows.lazy(), collapsed)
     results = []
     for key, group in changes.group_by(list(GROUP_KEYS), maintain_order=True):
         label = dict(zip(GROUP_KEYS, key, strict=True))
@@ -298,7 +330,7 @@ def _from_means(means: pl.DataFrame, precision: list[str] | None, method: str, n
 
 def crossover_frame(
     data: pl.DataFrame,
-    windows: pl.DataFrame | None = None,
+    windows: pl.DataFrame | pl.LazyFrame | None = None,
     *,
     precision: str | Sequence[str] | None = None,
     method: str = "loglinear",

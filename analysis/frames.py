@@ -60,9 +60,10 @@ def with_null_columns(frame: pl.DataFrame, columns: dict[str, type[pl.DataType]]
     return frame.with_columns(pl.lit(None, dtype=columns[n]).alias(n) for n in untyped) if untyped else frame
 
 
-def require_columns(frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> None:
-    """Raise UsageError naming the columns ``frame`` lacks."""
-    missing = [c for c in columns if c not in frame.columns]
+def require_columns(frame: pl.DataFrame | pl.LazyFrame, columns: tuple[str, ...], what: str) -> None:
+    """Raise UsageError naming the columns ``frame`` (or a lazy frame's schema) lacks."""
+    names = frame.collect_schema().names() if isinstance(frame, pl.LazyFrame) else frame.columns
+    missing = [c for c in columns if c not in names]
     if missing:
         raise UsageError(
             f"the {what} lacks the column(s) {', '.join(missing)}: pass the dataset's {what} table"

@@ -38,15 +38,20 @@ class Results:
     seed: int
 
 
-def sensor_frame(windows: pl.DataFrame) -> pl.DataFrame:
+def sensor_frame(windows: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """One row: how many windows were measured and the largest counter-vs-integral gap among them, where."""
-    measured = windows.filter(~pl.col("warmup"))
-    warmups = windows.height - measured.height
-    if measured.height == 0:
+    lazy = windows.lazy()
+    counts = lazy.select(pl.len().alias("all"), (~pl.col("warmup")).sum().alias("measured")).collect()
+    total, measured = int(counts["all"][0]), int(counts["measured"][0])
+    warmups = total - measured
+    if measured == 0:
         return pl.DataFrame([{"measured_windows": 0, "warmup_windows": warmups}], schema=SENSOR_SCHEMA)
     order = ["integral_diff_pct", "submission_id", "precision", "window_index"]
-    worst = measured.sort(order, descending=[True, False, False, False]).row(0, named=True)
-    row = {"measured_windows": measured.height, "warmup_windows": warmups,
+    worst = (
+        lazy.filter(~pl.col("warmup")).select(order)
+        .sort(order, descending=[True, False, False, False]).head(1).collect().row(0, named=True)
+    )  # fmt: skip
+    row = {"measured_windows": measured, "warmup_windows": warmups,
            "integral_diff_pct_max": worst["integral_diff_pct"],
            **{k: worst[k] for k in ("submission_id", "precision", "window_index")}}  # fmt: skip
     return pl.DataFrame([row], schema=SENSOR_SCHEMA)
@@ -60,9 +65,8 @@ def analyse(
     n_boot: int = DEFAULT_N_BOOT,
     seed: int = DEFAULT_SEED,
 ) -> Results:
-    """Every analysis of ``measurements`` (and the windows behind them, of which only six columns are read)."""
-    lazy = windows.lazy() if isinstance(windows, pl.DataFrame) else windows
-    samples = lazy.select(WINDOW_COLUMNS).collect()
+    """Every analysis of ``measurements`` (and the windows behind them: six columns read, never all at once)."""
+    samples = windows.lazy().select(WINDOW_COLUMNS)  # read in parts where needed, never held whole
     j_per_token = j_per_token_frame(measurements)
     changes = change_frame(measurements)
     return Results(

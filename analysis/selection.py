@@ -53,15 +53,22 @@ def parse_stacks(value: Choice) -> list[str] | None:
     return parse_choice(value, [s.value for s in Stack], "stack")
 
 
-def parse_batches(value: Choice) -> list[int] | None:
-    """Batch sizes (``8``, ``"1,8"``); anything but a positive whole number raises."""
+def parse_batches(value: Choice, held: Sequence[int] = ()) -> list[int] | None:
+    """Batch sizes (``8``, ``"1,8"``); anything but a positive whole number raises, naming ``held`` if given."""
     names = _names(value)
     if not names:
         return None
     bad = [n for n in names if not n.isdigit() or int(n) < 1]
     if bad:
-        raise UsageError(f"batch size {bad[0]!r} is not a positive whole number: pass e.g. 1 or 1,8")
+        valid = f"this table holds {', '.join(map(str, held))}" if held else "pass e.g. 1 or 1,8"
+        raise UsageError(f"batch size {bad[0]!r} is not a positive whole number: {valid}")
     return sorted({int(n) for n in names})
+
+
+def _held_batches(frame: pl.DataFrame) -> list[int]:
+    if frame.height == 0 or "batch_size" not in frame.columns:
+        return []
+    return sorted(frame["batch_size"].drop_nulls().unique().to_list())
 
 
 def match_gpus(value: Choice, known: Iterable[str]) -> list[str] | None:
@@ -81,9 +88,9 @@ def match_gpus(value: Choice, known: Iterable[str]) -> list[str] | None:
 
 def _check_batches(frame: pl.DataFrame, batches: list[int] | None) -> None:
     """A batch size the table does not hold is a mistyped one, like an unknown GPU: say which it holds."""
-    if batches is None or frame.height == 0 or "batch_size" not in frame.columns:
+    held = _held_batches(frame)
+    if batches is None or not held:
         return
-    held = sorted(frame["batch_size"].drop_nulls().unique().to_list())
     missing = [b for b in batches if b not in held]
     if missing:
         raise UsageError(f"no rows at batch size {missing[0]}: this table holds {', '.join(map(str, held))}")
@@ -104,7 +111,7 @@ def select_frame(
     chosen: list[tuple[str, list[Any] | None]] = [
         ("precision", parse_precisions(precision)),
         (STACK, parse_stacks(stack)),
-        ("batch_size", parse_batches(batch)),
+        ("batch_size", parse_batches(batch, _held_batches(frame))),
         ("weights", parse_choice(weights, WEIGHTS, "weights")),
     ]
     _check_batches(frame, chosen[2][1])

@@ -4,7 +4,8 @@ Setup (not timed): write N synthetic EXAMPLE submissions (6 model shapes x 2 sta
 6 windows each) signed with a throwaway ed25519 key into a temporary submissions folder. Then a fresh Python
 process builds with an empty cache (every file validated), and another fresh process builds again with that cache
 (nothing changed: every verdict and row from the cache, the tables streamed from it). Each reports its own wall
-time and peak RSS (``resource.getrusage``), so setup memory does not count. Targets for the warm build of 100,000
+time, CPU, peak RSS (``resource.getrusage``) and the 1-minute load average before and after, so setup memory does
+not count and a shared machine's queue shows. Targets for the warm build of 100,000
 submissions: <= 60 s and <= 2 GB.
 
     PYTHONPATH=tests:tests/publish python benchmarks/publish_scale.py [--n 10000] > benchmarks/results/publish_scale.txt
@@ -162,7 +163,7 @@ def generate(root: Path, n: int, workers: int = 2) -> int:
 
 def build_stages(root: Path, out: Path, cache: Path, label: str) -> None:
     """The child process: one build with ``cache``, then report wall time, CPU and peak RSS (one JSON line too)."""
-    start = time.perf_counter()
+    start, load_start = time.perf_counter(), os.getloadavg()[0]
     from ecocompute.publish.build import BuildOptions, build
     from ecocompute.publish.inputs import Source
 
@@ -172,16 +173,23 @@ def build_stages(root: Path, out: Path, cache: Path, label: str) -> None:
     cpu_s = own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime  # the validator's workers too
     record = {"label": label, "submissions": result.submissions_all, "validated": result.validated,
               "wall_s": round(end - start, 1), "cpu_s": round(cpu_s, 1), "peak_rss_mb": round(own.ru_maxrss / 1024),
-              "worker_peak_rss_mb": round(workers.ru_maxrss / 1024)}  # fmt: skip
+              "worker_peak_rss_mb": round(workers.ru_maxrss / 1024),
+              "load_1min": [round(load_start, 1), round(os.getloadavg()[0], 1)]}  # fmt: skip
     print(f"{label:<5} build: {result.submissions_all} submissions, {result.validated} validated, "
-          f"wall {record['wall_s']:6.1f} s, CPU {cpu_s:6.1f} s, peak RSS {record['peak_rss_mb']:6} MB")  # fmt: skip
+          f"wall {record['wall_s']:6.1f} s, CPU {cpu_s:6.1f} s, peak RSS {record['peak_rss_mb']:6} MB, "
+          f"load {load_start:.1f} -> {os.getloadavg()[0]:.1f}")  # fmt: skip
     with (cache.parent / "runs.jsonl").open("a", encoding="utf-8") as runs:
         runs.write(json.dumps(record) + "\n")
 
 
-def run_builds(root: Path, n: int, labels: Sequence[str]) -> None:
-    """Generate (or resume) the N submissions under ``root``; build once per label, each in a fresh process."""
+def run_builds(root: Path, n: int, labels: Sequence[str], json_out: Path | None = None) -> None:
+    """Generate (or resume) the N submissions under ``root``; build once per label, each in a fresh process.
+
+    ``json_out``: also write this invocation's builds (each child's record) there as one JSON document.
+    """
     t0 = time.perf_counter()
+    runs_file = root / "runs.jsonl"
+    seen = len(runs_file.read_text(encoding="utf-8").splitlines()) if runs_file.is_file() else 0
     wrote = generate(root, n)
     print(f"# publish_scale: build from {n} generated signed submissions")
     print(f"# host: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
@@ -197,6 +205,12 @@ def run_builds(root: Path, n: int, labels: Sequence[str]) -> None:
         sys.stdout.flush()
     for path in added:  # the folder holds N submissions again
         path.unlink()
+    if json_out is not None:
+        runs = [json.loads(line) for line in runs_file.read_text(encoding="utf-8").splitlines()[seen:]]
+        document = {"benchmark": "publish_scale", "n": n, "host": f"{platform.machine()}, {os.cpu_count()} CPUs",
+                    "python": platform.python_version(), "targets": {"warm_wall_s": TARGET_S,
+                    "peak_rss_mb": TARGET_MB}, "runs": runs}  # fmt: skip
+        json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
 
 def main() -> None:
@@ -207,6 +221,7 @@ def main() -> None:
     parser.add_argument("--builds", default="cold,warm,warm",
                         help="comma list of builds: cold (empties the cache first), warm, add1 (one file added "
                              "first); '' only generates")  # fmt: skip
+    parser.add_argument("--json", type=Path, help="also write the builds of this run to this JSON file")
     parser.add_argument("--child", nargs=4, metavar=("ROOT", "OUT", "CACHE", "LABEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -216,10 +231,10 @@ def main() -> None:
     if args.root is not None:
         if "cold" in labels and (args.root / "cache").exists():
             shutil.rmtree(args.root / "cache")
-        run_builds(args.root, args.n, labels)
+        run_builds(args.root, args.n, labels, args.json)
         return
     with tempfile.TemporaryDirectory(prefix="publish-scale-") as tmp:
-        run_builds(Path(tmp), args.n, labels)
+        run_builds(Path(tmp), args.n, labels, args.json)
 
 
 if __name__ == "__main__":

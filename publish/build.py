@@ -10,10 +10,12 @@ give byte-identical files.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import polars as pl
@@ -29,7 +31,16 @@ from ecocompute.publish.configs import Tables, write_configs
 from ecocompute.publish.figures import draw_figures
 from ecocompute.publish.findings import FINDINGS_FILE, compute_findings, findings_text
 from ecocompute.publish.hub import DEFAULT_HF_REPO
-from ecocompute.publish.inputs import Gathered, Source, check_unique_ids, input_files, refusal
+from ecocompute.publish.inputs import (
+    BuildRefusedError,
+    Gathered,
+    InputFile,
+    Source,
+    Verdict,
+    check_unique_ids,
+    input_files,
+    refusal,
+)
 from ecocompute.publish.manifest import MANIFEST, manifest_text
 from ecocompute.publish.memo import Derived, code_digest, file_digest, keys_digest, tree_files
 from ecocompute.publish.parquet import data_file
@@ -40,7 +51,9 @@ from ecocompute.validate.core import validate_files
 REJECTIONS_FILE = "rejections.json"
 # files whose rows are made and cached per chunk; the validator sees every changed file in one call (it reads the
 # rest of the folder once per call, to find copies) and keeps none of the parsed submissions, so memory stays small
-ROWS_BATCH = 5_000
+ROWS_BATCH = 1_000
+# from this many changed files of a source on, validation runs in a child process (a cold build, a big change)
+APART_FROM = 2_000
 
 
 @dataclass(frozen=True)
@@ -86,8 +99,68 @@ def _cache(folder: Path | None) -> Iterator[RowCache]:
         yield RowCache(Path(tmp))
 
 
+def validate_into(cache: RowCache, source: Source, mine: Sequence[InputFile], rows_batch: int) -> list[Verdict]:
+    """Validate ``mine`` (files of ``source`` with no cached verdict) in one call; cache their verdicts and rows."""
+    fresh: list[Verdict] = []
+    # the copy check's identities of the files already there, by content hash: <cache>/v1/identities.sqlite
+    results = validate_files([Path(f.path) for f in mine], allowed_signers=source.allowed_signers,
+                             submissions_root=source.root, keep_submissions=False,
+                             identity_cache=cache.root.parent)  # fmt: skip
+    pending = list(zip(mine, results, strict=True))
+    del results
+    while pending:  # a batch's results and parsed submissions are freed before the next batch is made
+        batch = pending[:rows_batch]
+        del pending[:rows_batch]
+        fresh += cache.add(batch)
+        del batch
+    return fresh
+
+
+def _validate_child(send: Connection, folder: Path, source: Source, mine: Sequence[InputFile], rows_batch: int) -> None:
+    """The child process of :func:`_validate_apart`: validate, cache, and say how it went."""
+    try:
+        validate_into(RowCache(folder), source, mine, rows_batch)
+        send.send(None)
+    except BaseException as exc:  # every failure goes back to the build, which raises it
+        try:
+            send.send(exc)
+        except Exception:  # an exception that does not pickle goes back as its text
+            send.send(BuildRefusedError(f"validation failed: {exc}"))
+    finally:
+        send.close()
+
+
+def _validate_apart(cache: RowCache, source: Source, mine: Sequence[InputFile]) -> list[Verdict]:
+    """:func:`validate_into` in a fresh process; the verdicts read back from the cache.
+
+    The validator's results and the row batches are the largest thing a cold build holds; made in a child, their
+    memory goes back to the system before the configs, analyses and site are made, so the build's peak does not
+    add them to what follows.
+    """
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no polars threads, no inherited memory
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_validate_child, args=(send, cache.folder, source, list(mine), ROWS_BATCH))
+    child.start()
+    send.close()
+    try:
+        failure = receive.recv()
+    except EOFError:
+        failure = BuildRefusedError("the validation process ended without a word: build again")
+    finally:
+        child.join()
+    if failure is not None:
+        raise failure
+    if child.exitcode != 0:
+        raise BuildRefusedError(f"the validation process exited with code {child.exitcode}: build again")
+    known = cache.verdicts([f.key for f in mine])
+    return [known[f.key] for f in mine]
+
+
 def gather(sources: Sequence[Source], cache: RowCache, *, include_examples: bool = False) -> tuple[Gathered, int]:
-    """Every file's verdict (cached, or validated now and cached); the gathered verdicts and how many were validated."""
+    """Every file's verdict (cached, or validated now and cached); the gathered verdicts and how many were validated.
+
+    From APART_FROM changed files of a source on, they are validated in a child process (:func:`_validate_apart`).
+    """
     hashes = cache.file_hashes()
     files = input_files(sources, known_hash=hashes.lookup)
     hashes.save(files)
@@ -98,11 +171,10 @@ def gather(sources: Sequence[Source], cache: RowCache, *, include_examples: bool
         mine = [f for f in misses if f.source == source]
         if not mine:
             continue
-        results = validate_files([Path(f.path) for f in mine], allowed_signers=source.allowed_signers,
-                                 submissions_root=source.root, keep_submissions=False)  # fmt: skip
-        for start in range(0, len(mine), ROWS_BATCH):  # a batch's parsed submissions are freed before the next
-            end = start + ROWS_BATCH
-            fresh += cache.add(list(zip(mine[start:end], results[start:end], strict=True)))
+        if len(mine) >= APART_FROM:
+            fresh += _validate_apart(cache, source, mine)
+        else:
+            fresh += validate_into(cache, source, mine, ROWS_BATCH)
     verdicts = {**known, **{v.key: v for v in fresh}}
     gathered = Gathered(tuple(sorted(verdicts.values(), key=lambda v: v.name)), include_examples)
     check_unique_ids(gathered.kept)

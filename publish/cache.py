@@ -13,7 +13,7 @@ Layout under the cache folder (``--cache DIR``; default ``$XDG_CACHE_HOME/ecocom
 
 A chunk is written once, into a temporary folder renamed into place, so a killed build leaves no half chunk.
 A build adds one chunk for the files it validated; when there are more than MAX_CHUNKS, the live rows are
-rewritten into one chunk and the rest deleted. The tables of a build are read from the chunks lazily
+streamed into one chunk and the rest deleted. The tables of a build are read from the chunks lazily
 (:meth:`RowCache.scan`) and streamed to parquet, never held whole.
 """
 
@@ -23,7 +23,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -112,9 +112,9 @@ def rows_frames(results: Sequence[tuple[Verdict, Submission | None]]) -> dict[st
     }
 
 
-def _chunk_id(verdicts: pl.DataFrame) -> str:
+def _chunk_id(keys: Sequence[str]) -> str:
     """A chunk is named by the keys it holds."""
-    return hashlib.sha256("\n".join(sorted(verdicts["key"].to_list())).encode()).hexdigest()[:20]
+    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:20]
 
 
 class FileHashes:
@@ -155,6 +155,7 @@ class RowCache:
     """Verdicts and rows by cache key, in chunks of parquet files under ``folder``."""
 
     def __init__(self, folder: Path) -> None:
+        self.folder = folder
         self.root = folder / CACHE_FORMAT / "chunks"
         self.figures = folder / CACHE_FORMAT / "figures"
         self.derived = folder / CACHE_FORMAT / "derived"
@@ -195,17 +196,22 @@ class RowCache:
             return verdicts
         frames = rows_frames(pairs)
         frames["verdicts"] = pl.DataFrame([_verdict_row(v) for v in verdicts], schema=VERDICT_SCHEMA, orient="row")
-        self._write_chunk(frames)
+        self._write_chunk(frames, _chunk_id(frames["verdicts"]["key"].to_list()))
         return verdicts
 
-    def _write_chunk(self, frames: dict[str, pl.DataFrame]) -> None:
+    def _write_chunk(self, frames: Mapping[str, pl.DataFrame | pl.LazyFrame], chunk_id: str) -> None:
+        """Write ``frames`` (a lazy one streamed) as the chunk ``chunk_id``, atomically; a chunk there stays."""
         self.root.mkdir(parents=True, exist_ok=True)
-        final = self.root / _chunk_id(frames["verdicts"])
+        final = self.root / chunk_id
         if final.is_dir():
             return  # the same files again: the chunk is already there
         staging = Path(tempfile.mkdtemp(prefix=".chunk-", dir=self.root))
         for name, frame in frames.items():
-            frame.write_parquet(staging / f"{name}.parquet", compression="zstd", compression_level=3)
+            target = staging / f"{name}.parquet"
+            if isinstance(frame, pl.LazyFrame):
+                frame.sink_parquet(target, compression="zstd", compression_level=3)
+            else:
+                frame.write_parquet(target, compression="zstd", compression_level=3)
         try:
             staging.rename(final)
         except OSError:  # another build wrote the same chunk meanwhile
@@ -241,21 +247,22 @@ class RowCache:
         return rows if with_key else rows.drop(KEY)
 
     def compact(self, live: Sequence[str]) -> None:
-        """When there are more than MAX_CHUNKS chunks, rewrite the ``live`` keys' verdicts and rows into one."""
+        """When there are more than MAX_CHUNKS chunks, stream the ``live`` keys' verdicts and rows into one.
+
+        Every table is streamed from the old chunks into the new one (``sink_parquet``), so memory does not grow
+        with the number of files; the old chunks are deleted once the new one is in place.
+        """
         chunks = self.chunks()
         if len(chunks) <= MAX_CHUNKS:
             return
         wanted = pl.DataFrame({"key": list(live)}, schema={"key": pl.String}).lazy()
-        frames = {
-            "verdicts": pl.scan_parquet([c / "verdicts.parquet" for c in chunks])
-            .join(wanted, on="key", how="semi")
-            .unique("key", keep="first")
-            .collect()
-        }
+        verdicts = pl.scan_parquet([c / "verdicts.parquet" for c in chunks]).join(wanted, on="key", how="semi")
+        kept = verdicts.select("key").unique().collect()["key"].to_list()
+        frames: dict[str, pl.LazyFrame] = {"verdicts": verdicts.unique("key", keep="first")}
         for table in TABLES:
-            frames[table] = self.scan(table, live, with_key=True).collect()
-        self._write_chunk(frames)
-        newest = self.root / _chunk_id(frames["verdicts"])
+            frames[table] = self.scan(table, live, with_key=True)
+        newest = self.root / _chunk_id(kept)
+        self._write_chunk(frames, newest.name)
         for chunk in chunks:
             if chunk != newest:
                 shutil.rmtree(chunk, ignore_errors=True)

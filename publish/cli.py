@@ -59,10 +59,11 @@ def build_command(
     result = build(sources, out_dir, options)
     skipped = f", {result.skipped_examples} example(s) left out" if result.skipped_examples else ""
     rejected = f"; {result.rejected} file(s) rejected (rejections.json)" if result.rejected else ""
+    cached = result.submissions_all + result.rejected + result.skipped_examples - result.validated
     out.print(
         f"[green]built[/] {result.out} (version {result.version}): {result.submissions} submissions pass the gate, "
         f"{result.submissions_all} in all, {result.measurements} measurements, {result.windows} windows{skipped}"
-        f"{rejected}; {result.validated} file(s) validated, the rest from the cache; {len(result.files)} files"
+        f"{rejected}; {result.validated} file(s) validated, {cached} from the cache; {len(result.files)} files"
     )
 
 

@@ -130,6 +130,12 @@ def validate(
     annotate: bool | None = typer.Option(
         None, "--annotations/--no-annotations", help="Print ::error annotations (default: on in GitHub Actions)."
     ),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        help="Keep the identities of files already under --submissions in this folder, by content hash, so a "
+        "later run hashes them instead of parsing them (default: no cache).",
+    ),
 ) -> None:
     """Validate submissions: schema, signature, path, recomputed figures, plausibility, duplicates.
 
@@ -141,6 +147,10 @@ def validate(
     """
     files = select_files(paths, changed_since, root)
     allowed_signers = allowed_signers or root / "allowed_signers"
+    if cache is not None and Path(os.path.realpath(cache)).is_relative_to(os.path.realpath(root)):
+        raise UsageError(
+            f"--cache {report.clean(cache)} is inside {report.clean(root)}: the validator never writes there"
+        )
     results = validate_files(
         files,
         allowed_signers=allowed_signers,
@@ -148,6 +158,7 @@ def validate(
         pr_author=_login(pr_author),
         max_cv_pct=max_cv,
         keep_submissions=False,
+        identity_cache=cache,
     )
     problems = signer_line_problems(allowed_signers)
     if report_md is not None:

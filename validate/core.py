@@ -4,13 +4,16 @@
                              submissions_root=Path("submissions"))
     accepted = [r for r in results if r.accepted]
 
-Reading a file's bytes is the only I/O; nothing is executed, imported or unpickled, nothing written. Each
-file is checked on its own (in worker processes when there are many), then copies are looked for across the
-batch and the tree, in one linear pass over an index of measured windows (:mod:`ecocompute.validate.identity`).
+Reading a file's bytes is the only I/O; nothing is executed, imported or unpickled, nothing written (but the
+identity cache, when asked for, outside the submissions folder). Each file is checked on its own (in worker
+processes when there are many), then copies are looked for across the batch and the tree, in one linear pass over
+an index of measured windows (:mod:`ecocompute.validate.identity`); with ``identity_cache``, the files already in
+the tree whose bytes were seen before are hashed, not parsed (:mod:`ecocompute.validate.idcache`).
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -18,10 +21,10 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecocompute.schema.derive import CV_GATE_PCT, Derived, t_quantile_975
 from ecocompute.schema.models import Measurement, Payload, Submission
@@ -31,6 +34,9 @@ from ecocompute.validate.findings import GATE_CODES, Finding, finding
 from ecocompute.validate.gpus import GENERIC, GpuBounds, bounds_for
 from ecocompute.validate.identity import Identity, Index, document_keys, submission_id_of, submission_keys
 from ecocompute.validate.raw import MAX_FILE_BYTES, check_bytes, check_size
+
+if TYPE_CHECKING:
+    from ecocompute.validate.idcache import IdentityCache
 
 DEFAULT_MAX_CV_PCT = CV_GATE_PCT
 PARALLEL_FROM = 64  # files; below this one process is faster than starting workers
@@ -46,6 +52,21 @@ __all__ = [
     "submission_id_of",
     "validate_files",
 ]
+
+
+def _restore(cls: type, names: tuple[str, ...], values: Sequence[Any]) -> Any:
+    """An instance of dataclass ``cls`` with these field values, restored as unpickling does (no __init__)."""
+    instance: Any = object.__new__(cls)
+    instance.__dict__.update(zip(names, values, strict=True))
+    return instance
+
+
+def _summary(values: tuple[Any, ...], rows: tuple[tuple[Any, ...], ...]) -> Any:
+    measurements = tuple(
+        _restore(MeasurementSummary, _ROW_FIELDS, (p, n, None if d is None else _restore(Derived, _DERIVED, d), e))
+        for p, n, d, e in rows
+    )
+    return _restore(Summary, _SUMMARY_FIELDS, (*values, measurements))
 
 
 @dataclass(frozen=True)
@@ -70,6 +91,25 @@ class Summary:
     batch_size: int
     signer: str | None
     measurements: tuple[MeasurementSummary, ...]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as plain values: a worker hands one back per file, and dataclasses unpickle slowly."""
+        values = tuple(getattr(self, name) for name in _SUMMARY_FIELDS[:-1])
+        rows = tuple(
+            (
+                m.precision,
+                m.windows,
+                None if m.derived is None else tuple(getattr(m.derived, f) for f in _DERIVED),
+                m.error,
+            )
+            for m in self.measurements
+        )
+        return _summary, (values, rows)
+
+
+_DERIVED = tuple(f.name for f in fields(Derived))
+_ROW_FIELDS = tuple(f.name for f in fields(MeasurementSummary))
+_SUMMARY_FIELDS = tuple(f.name for f in fields(Summary))
 
 
 @dataclass(frozen=True)
@@ -177,8 +217,22 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.normpath(path.absolute()))
 
 
+def _text_absolute(path: Path) -> str:
+    """:func:`_absolute` as a string: pathlib's operations cost more than the rest of a file's reading."""
+    return os.path.normpath(os.path.abspath(path))  # noqa: PTH100 - not resolve(): links are not followed
+
+
 def locate(path: Path, root: Path) -> tuple[PurePosixPath | None, list[Finding]]:
     """The path relative to ``root`` (None when outside it), and E-SYMLINK / E-OUTSIDE findings."""
+    absolute_text, root_text = _text_absolute(path), _text_absolute(root)
+    if absolute_text.startswith(root_text + os.sep) and root_text != os.sep:  # the usual case, on strings
+        parts = absolute_text[len(root_text) + 1 :].split(os.sep)  # noqa: PTH206 - str paths, once per file
+        current = root_text
+        for part in parts:
+            current = current + os.sep + part
+            if os.path.islink(current):  # noqa: PTH114 - a str path
+                return None, [finding("E-SYMLINK", "", f"{current} is a symbolic link: commit the file itself")]
+        return PurePosixPath(*parts), []
     absolute, root_abs = _absolute(path), _absolute(root)
     if not absolute.is_relative_to(root_abs):
         root_real = Path(os.path.realpath(root))
@@ -190,11 +244,11 @@ def locate(path: Path, root: Path) -> tuple[PurePosixPath | None, list[Finding]]
             return None, found
         absolute, root_abs = parent_real / absolute.name, root_real
     rel = absolute.relative_to(root_abs)
-    current = root_abs
+    under = root_abs
     for part in rel.parts:
-        current = current / part
-        if current.is_symlink():
-            return None, [finding("E-SYMLINK", "", f"{current} is a symbolic link: commit the file itself")]
+        under = under / part
+        if under.is_symlink():
+            return None, [finding("E-SYMLINK", "", f"{under} is a symbolic link: commit the file itself")]
     return PurePosixPath(*rel.parts), []
 
 
@@ -225,12 +279,17 @@ def read_file(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, li
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped after the lstat
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the lstat
                 return None, [finding("E-SPECIAL", "", f"{path} is not a regular file: skipped")]
-            data = handle.read(limit + 1)
+            chunks = [os.read(fd, limit + 1)]
+            while chunks[-1] and (size := sum(map(len, chunks))) <= limit:  # a short read: read on to the end
+                chunks.append(os.read(fd, limit + 1 - size))
+        finally:
+            os.close(fd)
     except OSError as exc:
         return None, [finding("E-READ", "", f"cannot read {path}: {exc.strerror or exc}")]
+    data = b"".join(chunks) if len(chunks) > 1 else chunks[0]
     return data, check_size(len(data), limit)
 
 
@@ -345,6 +404,10 @@ def summarize(submission: Submission) -> Summary:
 # ---- one file, in a worker -------------------------------------------------------------------------
 
 
+def _examined(path: str, *rest: Any) -> Any:
+    return _Examined(Path(path), *rest)
+
+
 @dataclass
 class _Examined:
     """One file checked on its own: what the copy check and the result need."""
@@ -356,8 +419,16 @@ class _Examined:
     sha256: str | None = None
     summary: Summary | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as a tuple of its fields (what a worker hands back, once per file)."""
+        rest = (self.findings, self.identity, self.submission, self.sha256, self.summary)
+        return _examined, (str(self.path), *rest)
+
 
 def _display(path: Path, root: Path) -> str:
+    absolute, base = _text_absolute(path), os.path.dirname(_text_absolute(root))  # noqa: PTH120 - a str path
+    if base != os.sep and absolute.startswith(base + os.sep):  # the usual case, on strings
+        return absolute[len(base) + 1 :]
     try:
         return str(_absolute(path).relative_to(_absolute(root).parent))
     except ValueError:
@@ -381,7 +452,7 @@ def _examine(path: Path, root: Path, options: Options, keep: bool) -> _Examined:
     windows.forget_derived()
     document, submission, content = check_bytes_and_document(data, relpath, options)
     keys = submission_keys(submission) if submission is not None else _guarded_keys(document)
-    identity = Identity(name, submission_id_of(document), keys)
+    identity = Identity.of(name, submission_id_of(document), keys)
     summary = summarize(submission) if submission is not None else None
     return _Examined(path, found + content, identity, submission if keep else None, digest, summary)
 
@@ -393,16 +464,26 @@ def _guarded_keys(document: Any) -> list[tuple[str, bytes]]:
         return []
 
 
-def _identity_only(path: Path, root: Path) -> Identity:
-    """The id and window keys of a file already in the tree (read leniently: it is only compared against)."""
+def _identity_only(path: Path, root: Path, cache: IdentityCache | None = None) -> tuple[Identity, bytes | None, bool]:
+    """The id and window keys of a file already in the tree (read leniently: it is only compared against).
+
+    With a ``cache``: (identity, the SHA-256 of the file's bytes, whether it was computed now rather than taken
+    from the cache's row of that hash); without: (identity, None, True).
+    """
     name = _display(path, root)
     data, problems = read_file(path)
     if data is None or problems:
-        return Identity(name, None)
+        return Identity(name, None), None, False
+    sha = None
+    if cache is not None:
+        sha = hashlib.sha256(data).digest()
+        hit = cache.lookup(sha, name)
+        if hit is not None:
+            return hit, sha, False
     document, found = check_bytes(data)
     if found:
-        return Identity(name, None)
-    return Identity(name, submission_id_of(document), _guarded_keys(document))
+        return Identity(name, None), sha, True
+    return Identity.of(name, submission_id_of(document), _guarded_keys(document)), sha, True
 
 
 _WORKER: dict[str, Any] = {}
@@ -412,8 +493,8 @@ def _work_examine(path: Path) -> _Examined:
     return _examine(path, _WORKER["root"], _WORKER["options"], _WORKER["keep"])
 
 
-def _work_identity(path: Path) -> Identity:
-    return _identity_only(path, _WORKER["root"])
+def _work_identity(path: Path) -> tuple[Identity, bytes | None, bool]:
+    return _identity_only(path, _WORKER["root"], _WORKER["cache"])
 
 
 def _workers(n_files: int, requested: int | None) -> int:
@@ -426,7 +507,7 @@ def _workers(n_files: int, requested: int | None) -> int:
 
 
 def _warm() -> None:
-    """Import and fill what every file's checks need once (scipy's t quantiles), so forked workers share it."""
+    """Fill what every file's checks need once (the t quantiles), so forked workers share it."""
     for dof in range(1, 65):
         t_quantile_975(dof)
 
@@ -438,9 +519,13 @@ def _map(function: Callable[[Path], Any], paths: Sequence[Path], workers: int) -
         return
     _warm()
     context = multiprocessing.get_context("fork")
-    chunk = max(1, min(64, len(paths) // (workers * 8)))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        yield from pool.map(function, paths, chunksize=chunk)
+    chunk = max(1, min(16, len(paths) // (workers * 16)))  # small: the last chunks end together
+    gc.freeze()  # what the workers inherit is never collected there, so its pages stay shared
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            yield from pool.map(function, paths, chunksize=chunk)
+    finally:
+        gc.unfreeze()
 
 
 def validate_files(
@@ -453,6 +538,7 @@ def validate_files(
     now: datetime | None = None,
     keep_submissions: bool = True,
     workers: int | None = None,
+    identity_cache: Path | None = None,
 ) -> list[FileResult]:
     """Validate each file of ``paths`` (in order) as a submission under ``submissions_root``.
 
@@ -463,25 +549,85 @@ def validate_files(
     files of the batch and every ``*.json`` under ``submissions_root``: files already in the tree hold
     their windows first, then the batch in order. ``keep_submissions=False`` drops each parsed submission
     once checked (the reports need only ``summary``), so memory stays small for any number of files.
-    ``workers``: processes to check files in (default: one per core from 64 files).
+    ``workers``: processes to check files in (default: one per core from 64 files). ``identity_cache``: a
+    folder keeping the identities of files by content hash (:mod:`ecocompute.validate.idcache`), so a file
+    already in the tree whose bytes were seen before is hashed, not parsed (None: every file is parsed).
     """
     options = Options(parse_allowed_signers(allowed_signers), pr_author, max_cv_pct, now or datetime.now(UTC))
     paths = [Path(p) for p in paths]
     batch = {os.path.realpath(p) for p in paths}
     existing = [p for p in discover(submissions_root) if os.path.realpath(p) not in batch]
     n_workers = _workers(len(paths) + len(existing), workers)
-    _WORKER.update(root=submissions_root, options=options, keep=keep_submissions)
+    cache = _open_cache(identity_cache)
+    _WORKER.update(root=submissions_root, options=options, keep=keep_submissions, cache=cache)
     index = Index()
-    for identity in _map(_work_identity, existing, n_workers):
+    seen: list[bytes] = []
+    for identity, sha, fresh in _existing_identities(existing, submissions_root, cache, n_workers):
         index.add(identity)
+        if cache is not None and sha is not None:
+            seen.append(sha)
+            if fresh:
+                cache.remember(sha, identity)
     results = []
     for item in _map(_work_examine, paths, n_workers):
         item_identity = item.identity
         found = item.findings + _guarded(lambda: index.findings(item_identity))  # noqa: B023 - called at once
         index.add(item_identity)
+        if cache is not None and item.sha256 is not None:
+            seen.append(bytes.fromhex(item.sha256))
+            cache.remember(seen[-1], item_identity)
         results.append(FileResult(item.path, tuple(found), item.submission, item.sha256, item.summary))
     _WORKER.clear()
+    if cache is not None:
+        cache.save(seen)
     return results
+
+
+def _existing_identities(
+    existing: Sequence[Path], root: Path, cache: IdentityCache | None, workers: int
+) -> Iterator[tuple[Identity, bytes | None, bool]]:
+    """:func:`_identity_only` of each file, in order; with a cache, only the files it does not hold are parsed.
+
+    Every file is read and hashed here first (cheap), and its identity taken from the cache when a row holds that
+    hash with a valid tag; the others (the misses) go to the workers. So the files the cache holds never cross
+    between processes.
+    """
+    if cache is None:
+        yield from _map(_work_identity, existing, workers)
+        return
+    found: list[tuple[bytes, Identity | None] | None] = []  # per file: (hash, the cache's identity), None: unreadable
+    for path in existing:
+        data, problems = read_file(path)
+        if data is None or problems:
+            found.append(None)
+            continue
+        sha = hashlib.sha256(data).digest()
+        found.append((sha, cache.lookup(sha, "")))
+    misses = [p for p, f in zip(existing, found, strict=True) if f is not None and f[1] is None]
+    parsed = _map(_work_identity, misses, workers)
+    for path, item in zip(existing, found, strict=True):
+        if item is None:
+            yield Identity(_display(path, root), None), None, False
+        elif item[1] is None:
+            yield next(parsed)
+        else:
+            item[1].name = _display(path, root)
+            yield item[1], item[0], False
+
+
+def _open_cache(folder: Path | None) -> IdentityCache | None:
+    """The identity cache under ``folder``, loaded (None: no cache asked for, or no secret can be kept).
+
+    Without a cache every file is parsed: slower, never wrong.
+    """
+    if folder is None:
+        return None
+    from ecocompute.validate.idcache import IdentityCache
+
+    try:
+        return IdentityCache(Path(folder)).load()
+    except OSError:  # the secret's folder cannot be written (a read-only home)
+        return None
 
 
 def signer_line_problems(allowed_signers: Path) -> list[Finding]:

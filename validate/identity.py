@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,12 +44,14 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+_PACK = struct.Struct("<qddd").pack  # start (microseconds since the epoch), duration, energy, tokens: exact values
+
+
 def _keys(start: int | None, duration: float, energy: float, tokens: float) -> list[WindowKey]:
     """The window's key: its start instant (microseconds), duration, energy and tokens (none without a start)."""
     if start is None:
         return []
-    text = f"{start}|{duration!r}|{energy!r}|{tokens!r}"
-    return [hashlib.blake2b(text.encode("ascii"), digest_size=16).digest()]
+    return [hashlib.blake2b(_PACK(start, duration, energy, tokens), digest_size=16).digest()]
 
 
 def window_keys(window: Any) -> list[WindowKey]:
@@ -67,14 +70,14 @@ def window_keys(window: Any) -> list[WindowKey]:
 def submission_keys(submission: Any) -> list[tuple[str, WindowKey]]:
     """(where, key) of every window of a validated Submission: the same keys :func:`document_keys` gives."""
     found: list[tuple[str, WindowKey]] = []
-    blake2b = hashlib.blake2b
+    blake2b, pack = hashlib.blake2b, _PACK
     for m_index, m in enumerate(submission.payload.measurements):
         for kind, windows in (("windows", m.windows), ("warmup", m.warmup)):
             prefix = f"payload.measurements[{m_index}].{kind}["
             for i, w in enumerate(windows):
-                start = round(w.started_at.timestamp() * 1_000_000)  # as _keys writes it, inlined: it runs per window
-                text = f"{start}|{float(w.duration_s)!r}|{float(w.energy_j)!r}|{float(w.tokens)!r}"
-                found.append((f"{prefix}{i}]", blake2b(text.encode("ascii"), digest_size=16).digest()))
+                start = round(w.started_at.timestamp() * 1_000_000)  # as _keys packs it, inlined: it runs per window
+                packed = pack(start, float(w.duration_s), float(w.energy_j), float(w.tokens))
+                found.append((f"{prefix}{i}]", blake2b(packed, digest_size=16).digest()))
     return found
 
 
@@ -109,13 +112,37 @@ def submission_id_of(document: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+KEY_BYTES = 16  # each window key is a 16-byte BLAKE2b digest
+
+
 @dataclass
 class Identity:
-    """What the index needs of one file: its name, submission id and window keys."""
+    """What the index needs of one file: its name, submission id and window keys.
+
+    ``keys`` is the window keys, :data:`KEY_BYTES` each, concatenated; ``wheres`` where each is in the document,
+    one per line (compact, so a worker process hands them back cheaply). :meth:`of` makes one from (where, key)
+    pairs.
+    """
 
     name: str
     submission_id: str | None
-    keys: list[tuple[str, WindowKey]] = field(default_factory=list)
+    keys: bytes = b""
+    wheres: str = ""
+
+    @classmethod
+    def of(cls, name: str, submission_id: str | None, pairs: list[tuple[str, WindowKey]]) -> Identity:
+        """An identity from the (where, key) pairs :func:`document_keys` and :func:`submission_keys` give."""
+        return cls(name, submission_id, b"".join(key for _w, key in pairs), "\n".join(w for w, _k in pairs))
+
+    def window_keys(self) -> list[WindowKey]:
+        """Each window key, in document order."""
+        keys = self.keys
+        return [keys[i : i + KEY_BYTES] for i in range(0, len(keys), KEY_BYTES)]
+
+    def pairs(self) -> list[tuple[str, WindowKey]]:
+        """(where, key) of each window, as :func:`document_keys` gives them."""
+        wheres = self.wheres.split("\n") if self.wheres else [""] * (len(self.keys) // KEY_BYTES)
+        return list(zip(wheres, self.window_keys(), strict=True))
 
 
 @dataclass
@@ -129,8 +156,9 @@ class Index:
         """Record a file; keys already held stay with the file that held them first."""
         if identity.submission_id is not None:
             self.ids.setdefault(identity.submission_id, identity.name)
-        for _where, key in identity.keys:
-            self.windows.setdefault(key, identity.name)
+        setdefault, name = self.windows.setdefault, identity.name
+        for key in identity.window_keys():
+            setdefault(key, name)
 
     def findings(self, identity: Identity) -> list[Finding]:
         """E-DUPLICATE-ID / E-DUPLICATE-PAYLOAD when an earlier file holds this id or one of these windows."""
@@ -139,21 +167,24 @@ class Index:
         owner = self.ids.get(sub_id) if sub_id is not None else None
         if owner is not None and owner != identity.name:
             found.append(finding("E-DUPLICATE-ID", "payload.submission_id", f"{sub_id} is also in {owner}"))
+        get, name = self.windows.get, identity.name
+        if all(get(key, name) == name for key in identity.window_keys()):
+            return found
+        pairs = identity.pairs()
         copied: dict[str, str] = {}
-        for where, key in identity.keys:
-            owner = self.windows.get(key)
-            if owner is not None and owner != identity.name:
+        for where, key in pairs:
+            owner = get(key)
+            if owner is not None and owner != name:
                 copied.setdefault(where, owner)
-        if copied:
-            where, original = next(iter(copied.items()))
-            n_windows = len({w for w, _key in identity.keys})
-            more = f" ({len(copied)} of its {n_windows} windows)" if len(copied) > 1 else ""
-            found.append(
-                finding(
-                    "E-DUPLICATE-PAYLOAD",
-                    where,
-                    f"a copy of {original}: the same measured window{more} (start, duration, energy, tokens); "
-                    "a measurement is submitted once, whoever signs it",
-                )
+        where, original = next(iter(copied.items()))
+        n_windows = len({w for w, _key in pairs})
+        more = f" ({len(copied)} of its {n_windows} windows)" if len(copied) > 1 else ""
+        found.append(
+            finding(
+                "E-DUPLICATE-PAYLOAD",
+                where,
+                f"a copy of {original}: the same measured window{more} (start, duration, energy, tokens); "
+                "a measurement is submitted once, whoever signs it",
             )
+        )
         return found

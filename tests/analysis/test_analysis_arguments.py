@@ -40,3 +40,10 @@ def test_select_refuses_a_batch_size_the_table_does_not_hold() -> None:
     with pytest.raises(UsageError, match=r"no rows at batch size 3: this table holds 1$"):
         select(m, batch="1,3")
     assert select(m.clear(), batch=3).height == 0  # an empty table has nothing to hold
+
+
+@pytest.mark.parametrize("batch", ["one", "0", "1,x"])
+def test_a_batch_size_that_is_no_number_names_the_ones_the_table_holds(batch: str) -> None:
+    m, _ = _tables()
+    with pytest.raises(UsageError, match=r"is not a positive whole number: this table holds 1$"):
+        select(m, batch=batch)

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pandera.polars as pa
@@ -162,6 +163,46 @@ def test_a_rebuild_validates_only_what_changed(
     (tmp_path / "cache-signers").write_text((root / "allowed_signers").read_text() + "\n")
     resigned = build([Source.at(root, tmp_path / "cache-signers")], tmp_path / "d", BuildOptions(cache=cache))
     assert resigned.validated == 3  # another allowed_signers file: every verdict is made again
+
+
+def test_sorting_part_by_part_and_streamed_compaction_change_no_byte(
+    tmp_path: Path, example_build: BuildResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tables sorted in parts of a few rows, from chunks of two files compacted into one: the same configs."""
+    monkeypatch.setattr("ecocompute.publish.build.ROWS_BATCH", 2)
+    monkeypatch.setattr("ecocompute.publish.cache.MAX_CHUNKS", 1)
+    monkeypatch.setattr("ecocompute.publish.configs.PART_ROWS", 3)
+    cache = tmp_path / "cache"
+    parts = build([Source.at(EXAMPLES)], tmp_path / "parts", BuildOptions(include_examples=True, cache=cache))
+    assert len(list((cache / "v1" / "chunks").iterdir())) == 1  # the chunks were compacted
+    whole, cut = _snapshot(example_build.out / "data"), _snapshot(parts.out / "data")
+    assert sorted(whole) == sorted(cut) and len(whole) == 6
+    assert [name for name in whole if whole[name] != cut[name]] == []
+    assert _read(parts.out, "windows").height > 3 * 4  # more than four parts
+
+
+def test_validating_in_a_child_process_builds_the_same_bytes(
+    tmp_path: Path, example_build: BuildResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold build validates in a child process from APART_FROM files on: same files, verdicts from the cache."""
+    monkeypatch.setattr("ecocompute.publish.build.APART_FROM", 1)
+    monkeypatch.setattr("ecocompute.publish.build.ROWS_BATCH", 2)  # passed to the child: one chunk per two files
+    cache = tmp_path / "cache"
+    apart = build([Source.at(EXAMPLES)], tmp_path / "apart", BuildOptions(include_examples=True, cache=cache))
+    assert apart.validated == len(discover(EXAMPLES)) > 2
+    assert len(list((cache / "v1" / "chunks").iterdir())) == (apart.validated + 1) // 2
+    assert _snapshot(apart.out) == _snapshot(example_build.out)
+
+
+def test_a_failure_in_the_validation_process_is_raised_in_the_build(tmp_path: Path) -> None:
+    from ecocompute.publish.build import _validate_apart
+    from ecocompute.publish.cache import RowCache
+    from ecocompute.publish.inputs import input_files
+
+    bad = Source(EXAMPLES, tmp_path)  # a folder where the allowed_signers file should be
+    files = [replace(f, source=bad) for f in input_files([Source.at(EXAMPLES)])[:2]]
+    with pytest.raises(UsageError, match="is not a regular file"):
+        _validate_apart(RowCache(tmp_path / "cache"), bad, files)
 
 
 def test_an_unchanged_rebuild_copies_what_it_derived(
