@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,13 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # imports torch (this file imports none of it); subprocesses inherit them. Nothing in the suite measures speed.
 for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCHINDUCTOR_COMPILE_THREADS"):
     os.environ.setdefault(name, "1")
+
+# The validator's identity cache keeps its secret under $XDG_STATE_HOME (validate/idcache.py): a folder of this test
+# process's own, so no test writes into the real home; subprocesses inherit it.
+_STATE_HOME = tempfile.mkdtemp(prefix="ecocompute-test-state-")
+os.environ["XDG_STATE_HOME"] = _STATE_HOME
+os.environ.pop("ECOCOMPUTE_IDENTITY_KEY", None)
+atexit.register(shutil.rmtree, _STATE_HOME, ignore_errors=True)
 
 # No timing limits in tests: performance is measured by benchmarks/, not by timed tests.
 settings.register_profile("ecocompute", deadline=None)
