@@ -27,9 +27,13 @@ def _pins() -> dict[str, str]:
     return pins
 
 
+IMAGE_EXTRAS = ("collect", "fp8")  # what the Dockerfile installs: "/src[collect,fp8]"
+
+
 def _requirements() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    names = [*project["dependencies"], *project["optional-dependencies"]["collect"]]
+    extras = project["optional-dependencies"]
+    names = [*project["dependencies"], *(name for extra in IMAGE_EXTRAS for name in extras[extra])]
     return [Requirement(name) for name in names]
 
 
@@ -48,7 +52,7 @@ def test_every_dependency_is_pinned_inside_its_range() -> None:
 def test_no_pin_is_left_over() -> None:
     wanted = {canonicalize_name(req.name) for req in _requirements()}
     extra = sorted(set(_pins()) - wanted)
-    assert not extra, f"pinned but not a dependency of the package or [collect]: {extra}"
+    assert not extra, f"pinned but not a dependency of the package or {IMAGE_EXTRAS}: {extra}"
 
 
 def test_image_runs_the_collector_as_a_non_root_user() -> None:
@@ -62,6 +66,7 @@ def test_image_runs_the_collector_as_a_non_root_user() -> None:
     assert volumes and "/data/submissions" in volumes.group(1) and "huggingface" in volumes.group(1)
     assert "-c /tmp/constraints.txt" in runtime, "the package must install under the pinned constraints"
     assert "grep '^torch==' /tmp/constraints.txt" in runtime, "torch must come from the same pin"
+    assert f'"/src[{",".join(IMAGE_EXTRAS)}]"' in runtime, f"the image must install the extras {IMAGE_EXTRAS}"
 
 
 def test_workflow_builds_the_image_and_runs_help_and_the_cpu_tests_inside() -> None:
