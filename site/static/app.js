@@ -32,11 +32,12 @@
   const PRECISION_LABEL = {
     fp16: "FP16", bf16: "BF16", "fp8-wo": "FP8, weight-only", "fp8-dyn": "FP8, dynamic activations",
     int8: "INT8 (threshold 6.0)", "int8-t0": "INT8 (threshold 0.0)", nf4: "NF4", "nf4-dq": "NF4, double quant",
-    fp4: "FP4",
+    fp4: "FP4", q8_0: "GGUF Q8_0", q4_k_m: "GGUF Q4_K_M",
   };
   const COLOURS = {
     fp16: "#4e79a7", bf16: "#76b7b2", "fp8-wo": "#b6992d", "fp8-dyn": "#d37295", int8: "#e15759",
-    "int8-t0": "#f28e2b", nf4: "#59a14f", "nf4-dq": "#b07aa1", fp4: "#9c755f",
+    "int8-t0": "#f28e2b", nf4: "#59a14f", "nf4-dq": "#b07aa1", fp4: "#9c755f", q8_0: "#ff9da7",
+    q4_k_m: "#499894",
   };
   function colour(p) { return COLOURS[p] || "#7f7f7f"; }
   function precisionRank(p) { const i = PRECISIONS.indexOf(p); return i < 0 ? PRECISIONS.length : i; }

@@ -35,6 +35,13 @@ def test_the_sites_order_is_the_analysis_order_and_fp8_has_a_label_and_colour() 
     assert len(set(colours.values())) == len(colours)  # no two precisions share a colour
 
 
+def test_every_precision_has_a_label_and_a_colour_of_its_own() -> None:
+    labels, colours = js_object("PRECISION_LABEL"), js_object("COLOURS")
+    assert [p for p in PRECISION_ORDER if not labels.get(p)] == []
+    assert [p for p in PRECISION_ORDER if not re.fullmatch(r"#[0-9a-f]{6}", colours.get(p, ""))] == []
+    assert "#7f7f7f" not in colours.values()  # the grey of a precision the site does not know
+
+
 def test_fp8_rows_are_drawn_with_their_label_and_colour(page: Any, built: Path, tmp_path: Path) -> None:
     copy = tmp_path / "dataset"
     shutil.copytree(built, copy, ignore=shutil.ignore_patterns("site"))
