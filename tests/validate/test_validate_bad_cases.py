@@ -16,8 +16,6 @@ from ecocompute.validate.findings import CODES, GATE_CODES
 BAD = Path(__file__).parents[1] / "data" / "bad"
 MANIFEST = json.loads((BAD / "manifest.json").read_text())
 MADE_IN_TESTS = {"E-READ", "E-SYMLINK", "E-SPECIAL", "W-SIGNERS-LINE", "E-SIGNATURE-SHA1"}
-# made in tests/collector/test_missing_sensors.py until make_bad.py (which has its case) is run again
-MADE_IN_TESTS |= {"W-SENSOR-MISSING"} - set(MANIFEST)
 NOT_PRODUCIBLE = {"E-INTERNAL", "E-DERIVE"}  # guards: a validator bug, windows no schema-valid file has
 
 
