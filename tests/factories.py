@@ -15,7 +15,8 @@ import random
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -271,3 +272,15 @@ class Keys:
     def sign(self, submission: Submission, rsa: bool = False) -> Submission:
         """Sign ``submission`` as this signer."""
         return sign_submission(submission, self.rsa if rsa else self.ed25519, self.login)
+
+
+def run_async(fn: Callable[[], Awaitable[T]]) -> T:
+    """``anyio.run(fn)`` in a thread of its own.
+
+    The session's browser (Playwright's sync API, tests/browser.py) keeps an event loop running in the main thread
+    of whichever xdist worker opened it; ``anyio.run`` there fails with "Already running asyncio in this thread".
+    """
+    import anyio
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, fn).result()

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any, get_args
 
-import anyio
 import pytest
+from factories import run_async
 from fastapi.testclient import TestClient
 from mcp.client import Client
 
@@ -103,7 +103,7 @@ def test_http_and_mcp_give_the_cli_answer(tmp_path: Path) -> None:
                 "crossover", {"gpu": "H200", "precision": "fp8-wo"}
             )
 
-    answer, crossover = anyio.run(ask)
+    answer, crossover = run_async(ask)
     assert not answer.is_error and answer.structured_content == expected
     assert not crossover.is_error
     assert crossover.structured_content["crossover"] is None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import anyio
 import pytest
+from factories import run_async
 from mcp.client import Client
 from mcp_clients import check_conversation, conversation
 
@@ -25,7 +25,7 @@ def _run(server: Any, fn: Any) -> Any:
         async with Client(server) as client:
             return await fn(client)
 
-    return anyio.run(go)
+    return run_async(go)
 
 
 def test_every_tool_and_resource_answers_with_provenance(server: Any) -> None:

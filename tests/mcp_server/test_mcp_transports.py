@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from factories import run_async
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_clients import check_conversation, conversation
@@ -23,7 +24,7 @@ def _talk(target: Any) -> dict[str, Any]:
             async with Client(target) as client:
                 return await conversation(client)
 
-    return anyio.run(go)
+    return run_async(go)
 
 
 def test_stdio() -> None:
