@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from collector_fakes import FakePynvml, VirtualClock
+from collector_fakes import FakePynvml, FastClock, VirtualClock
 
 TRACES = Path(__file__).parents[1] / "data" / "traces"
 
@@ -37,4 +37,17 @@ def fake_nvml(monkeypatch: pytest.MonkeyPatch, clock: VirtualClock) -> FakePynvm
     """A fake pynvml module in sys.modules, on the virtual clock."""
     fake = FakePynvml(clock)
     monkeypatch.setitem(sys.modules, "pynvml", fake)
+    return fake
+
+
+@pytest.fixture
+def nvml(monkeypatch: pytest.MonkeyPatch) -> FakePynvml:
+    """A fake pynvml on a fast clock that ``ecocompute collect`` (the CLI) measures through."""
+    from ecocompute.collector import cli as collector_cli
+    from ecocompute.collector.run.collect import Environment
+
+    clock = FastClock(20.0)
+    fake = FakePynvml(clock)
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setattr(collector_cli, "Environment", lambda **kw: Environment(clock=clock, **kw))
     return fake

@@ -9,11 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from collector_fakes import DRIVER_NOT_LOADED, LIBRARY_NOT_FOUND, NOT_SUPPORTED, FakePynvml, FastClock
+from collector_fakes import DRIVER_NOT_LOADED, LIBRARY_NOT_FOUND, NOT_SUPPORTED, FakePynvml
 
 from ecocompute.cli import main
-from ecocompute.collector import cli as collector_cli
-from ecocompute.collector.run.collect import Environment
 
 HEAVY = ("torch", "transformers", "bitsandbytes", "pynvml")
 
@@ -37,15 +35,6 @@ def test_list_archs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["collect", "--list-archs"]) == 0
     names = capsys.readouterr().out.split()
     assert "TinyLlama-1.1B" in names and "Qwen2.5-32B" in names
-
-
-@pytest.fixture
-def nvml(monkeypatch: pytest.MonkeyPatch) -> FakePynvml:
-    clock = FastClock(20.0)
-    fake = FakePynvml(clock)
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
-    monkeypatch.setattr(collector_cli, "Environment", lambda **kw: Environment(clock=clock, **kw))
-    return fake
 
 
 @pytest.fixture

@@ -11,23 +11,20 @@ import importlib.util
 import json
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from collector_fakes import FakePynvml, FastClock
+from collector_fakes import FakePynvml
 from pydantic import ValidationError
 
 from ecocompute.cli import main
-from ecocompute.collector import cli as collector_cli
 from ecocompute.collector.device.gpu import GpuInfo
 from ecocompute.collector.errors import ModelError
 from ecocompute.collector.model import hf, torchao_fp8, weights
 from ecocompute.collector.model.archs import load_arch
 from ecocompute.collector.model.precisions import SPECS, check_engine, parse_precisions
 from ecocompute.collector.model.torchao_fp8 import NoFp8Error, fp8_problems
-from ecocompute.collector.run.collect import Environment
 from ecocompute.collector.run.preflight import refuse_without_fp8
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.io import load_submission
@@ -174,15 +171,6 @@ def test_fp8_dyn_cannot_run_on_the_cpu_of_a_test_run(monkeypatch: pytest.MonkeyP
     refuse_without_fp8(gpu(), [Precision.FP16, Precision.FP8_WO], torch_device="cpu")
     with pytest.raises(NoFp8Error, match="fp8-dyn multiplies in FP8 on the GPU and cannot run on cpu"):
         refuse_without_fp8(gpu(), [Precision.FP16, Precision.FP8_DYN], torch_device="cpu")
-
-
-@pytest.fixture
-def nvml(monkeypatch: pytest.MonkeyPatch) -> FakePynvml:
-    clock = FastClock(20.0)
-    fake = FakePynvml(clock)
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
-    monkeypatch.setattr(collector_cli, "Environment", lambda **kw: Environment(clock=clock, **kw))
-    return fake
 
 
 def collect_args(tmp_path: Path, weights_cache: Path, precisions: str, *extra: str) -> list[str]:
