@@ -51,14 +51,28 @@ def once_per_run(tmp_path_factory: Any, name: str, make: Callable[[Path], T]) ->
         return result
 
 
-def load_script(path: Path) -> ModuleType:
-    """Import a script that is not in a package (benchmarks/, scripts/) as a module named after its file."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
+def load_script(path: Path, name: str | None = None) -> ModuleType:
+    """Import a script that is not in a package (benchmarks/, scripts/) as a module named after its file, or
+    ``name`` where two folders hold scripts of one name."""
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # a dataclass in it looks its module up by name
     spec.loader.exec_module(module)
     return module
+
+
+def collect_options() -> set[str]:
+    """Every option name ``ecocompute collect`` takes (the campaign kits' queue lines must use only these)."""
+    import inspect
+
+    from ecocompute.collector import cli
+
+    names: set[str] = set()
+    for parameter in inspect.signature(cli.collect_command).parameters.values():
+        for decl in getattr(parameter.default, "param_decls", None) or ():
+            names.update(decl.split("/"))
+    return names
 
 
 BASE_JPT = {"fp16": 2.07, "bf16": 2.09, "nf4": 2.72, "nf4-dq": 2.80, "int8": 6.14, "int8-t0": 4.18, "fp4": 2.70}

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 from pathlib import Path
+
+from factories import load_script
 
 from ecocompute.analysis import defaults, j_per_token
 from ecocompute.collector.device import sampler, trace
@@ -24,10 +25,7 @@ def test_the_cv_gate_has_one_home() -> None:
 
 
 def test_first_run_reads_the_gate_from_its_home_even_as_text() -> None:
-    spec = importlib.util.spec_from_file_location("first_run", ROOT / "benchmarks" / "first_run.py")
-    assert spec is not None and spec.loader is not None
-    first_run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(first_run)
+    first_run = load_script(ROOT / "benchmarks" / "first_run.py")
     assert first_run.gate_pct() == CV_GATE_PCT
     assert f"\nCV_GATE_PCT = {CV_GATE_PCT}\n" in first_run.GATE_SOURCE.read_text(encoding="utf-8")
 

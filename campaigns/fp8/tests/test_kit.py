@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
 import re
 import shlex
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import submission_document
+from factories import collect_options, load_script, submission_document
 
-from ecocompute.collector import cli
 from ecocompute.schema.models import Submission
 
 KIT = Path(__file__).parents[1]
@@ -26,20 +22,7 @@ SWEEP_SHAPES = {"Qwen2.5-0.5B", "TinyLlama-1.1B", "Qwen2.5-1.5B", "Qwen2.5-3B", 
 
 def tool(name: str) -> Any:
     """A script of tools/ as a module."""
-    spec = importlib.util.spec_from_file_location(f"fp8_{name}", KIT / "tools" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-def collect_options() -> set[str]:
-    names: set[str] = set()
-    for parameter in inspect.signature(cli.collect_command).parameters.values():
-        for decl in getattr(parameter.default, "param_decls", None) or ():
-            names.update(decl.split("/"))
-    return names
+    return load_script(KIT / "tools" / f"{name}.py", f"fp8_{name}")
 
 
 def queue(name: str) -> list[list[str]]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
 import io
 import shlex
 import subprocess
@@ -12,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from ecocompute.collector import cli
+from factories import collect_options, load_script
 
 KIT = Path(__file__).parents[1]
 ROOT = KIT.parents[1]
@@ -22,12 +19,7 @@ SDIST = ROOT / "build" / "llamacpp-dl" / "llama_cpp_python-0.3.36.tar.gz"
 
 def trim_module() -> Any:
     """campaigns/llamacpp/tools/trim_sdist.py, a script, as a module."""
-
-    spec = importlib.util.spec_from_file_location("trim_sdist", KIT / "tools" / "trim_sdist.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(KIT / "tools" / "trim_sdist.py")
 
 
 def test_the_trim_keeps_the_cuda_build_and_drops_the_rest() -> None:
@@ -77,15 +69,6 @@ def test_the_real_sdist_trims_to_well_under_the_carry_limit(tmp_path: Path) -> N
     top = "llama_cpp_python-0.3.36/"
     assert f"{top}vendor/llama.cpp/ggml/src/ggml-cuda/CMakeLists.txt" in names
     assert f"{top}llama_cpp/llama_cpp.py" in names and not any("/ggml-vulkan/" in n for n in names)
-
-
-def collect_options() -> set[str]:
-    """Every option name ``ecocompute collect`` takes."""
-    names: set[str] = set()
-    for parameter in inspect.signature(cli.collect_command).parameters.values():
-        for decl in getattr(parameter.default, "param_decls", None) or ():
-            names.update(decl.split("/"))
-    return names
 
 
 def test_every_queue_line_uses_options_collect_has() -> None:
