@@ -36,7 +36,7 @@ from ecocompute.collector.host.clock import SystemClock
 from ecocompute.collector.model import hf, weights
 from ecocompute.collector.model.archs import load_arch
 from ecocompute.collector.run.engine import Engine, EngineConfig
-from ecocompute.schema.derive import mean_std, t_quantile_975, window_j_per_token, window_tokens_per_s
+from ecocompute.schema.derive import ci95_half_width, mean_std, t_quantile_975, window_j_per_token, window_tokens_per_s
 from ecocompute.schema.errors import EcocomputeError
 from ecocompute.schema.io import write_text_atomic
 from ecocompute.schema.models import Precision, Stack, Window
@@ -88,9 +88,14 @@ def period_of(i: int, periods: list[float]) -> float | None:
     return periods[(i // 2) % len(periods)] if arm_of(i) == "on" else None
 
 
+def on_off(a: dict[str, Any], b: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A pair's window with the thread on, and its neighbour with it off."""
+    return (a, b) if a["arm"] == "on" else (b, a)
+
+
 def pair_overhead_pct(a: dict[str, Any], b: dict[str, Any]) -> float:
     """How much slower the window with the thread on ran than its neighbour with it off, in % of the latter."""
-    on, off = (a, b) if a["arm"] == "on" else (b, a)
+    on, off = on_off(a, b)
     return float(100.0 * (off["tokens_per_s"] - on["tokens_per_s"]) / off["tokens_per_s"])
 
 
@@ -103,8 +108,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     usage = [abs(r["usage_integral_vs_counter_pct"]) for r in rows if r["arm"] == "on"]
     pairs = [(rows[i], rows[i + 1]) for i in range(0, len(rows) - 1, 2)]
     diffs = [pair_overhead_pct(a, b) for a, b in pairs]
-    pair_mean, pair_std = mean_std(diffs) if diffs else (math.nan, math.nan)
-    pair_half = t_quantile_975(len(diffs) - 1) * pair_std / math.sqrt(len(diffs)) if len(diffs) > 1 else math.nan
+    pair_mean, pair_half = mean_ci(diffs) if diffs else (math.nan, math.nan)
     return {
         **dose_summary(pairs),
         "paired_overhead_pct": pair_mean,
@@ -121,13 +125,15 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def extra_hz(a: dict[str, Any], b: dict[str, Any]) -> float:
     """Samples per second that the thread added in a pair: the on window's rate less the off window's."""
-    on, off = (a, b) if a["arm"] == "on" else (b, a)
+    on, off = on_off(a, b)
     return float(on["power_samples"] / on["duration_s"] - off["power_samples"] / off["duration_s"])
 
 
 def mean_ci(values: list[float]) -> tuple[float, float]:
+    """Mean and half-width of its 95% t interval (NaN for one value)."""
     mean, std = mean_std(values)
-    return mean, (t_quantile_975(len(values) - 1) * std / math.sqrt(len(values)) if len(values) > 1 else math.nan)
+    half = ci95_half_width(std, len(values))
+    return mean, math.nan if half is None else half
 
 
 def dose_summary(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
@@ -135,8 +141,7 @@ def dose_summary(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str
     through the origin) and what it predicts at the collector's default period."""
     by_period: dict[float, list[tuple[float, float]]] = {}
     for a, b in pairs:
-        on = a if a["arm"] == "on" else b
-        by_period.setdefault(on["period_ms"], []).append((extra_hz(a, b), pair_overhead_pct(a, b)))
+        by_period.setdefault(on_off(a, b)[0]["period_ms"], []).append((extra_hz(a, b), pair_overhead_pct(a, b)))
     periods = []
     for period, points in sorted(by_period.items(), reverse=True):
         (mean, half), (hz, _) = mean_ci([y for _, y in points]), mean_std([x for x, _ in points])
