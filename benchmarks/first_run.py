@@ -93,9 +93,8 @@ def workload(payload: dict[str, Any] | None) -> dict[str, Any] | None:
     return {key: payload["workload"].get(key) for key in keys}
 
 
-def measurements(folder: Path) -> list[dict[str, Any]]:
+def measurements(payload: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Per precision of the run's submission: windows, CV of J/token, tokens/s."""
-    payload = submission_payload(folder)
     if payload is None:
         return []
     rows = []
@@ -125,12 +124,13 @@ def one_run(i: int, lines: list[str], args: argparse.Namespace) -> dict[str, Any
         (folder / f"step-{len(steps)}.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     collect = next((s for s in steps if s["command"].startswith("ecocompute collect")), None)
     validate = next((s for s in steps if s["command"].startswith("ecocompute validate")), None)
-    rows = measurements(folder)
+    payload = submission_payload(folder)
+    rows = measurements(payload)
     gate = gate_pct()
     accepted = validate is not None and validate["rc"] == 0
     gated = accepted and bool(rows) and all(r["cv_pct"] is not None and r["cv_pct"] <= gate for r in rows)
     return {"run": i, "accepted": accepted, "gated": gated, "collect_s": collect and collect["wall_s"],
-            "workload": workload(submission_payload(folder)), "measurements": rows, "steps": steps}  # fmt: skip
+            "workload": workload(payload), "measurements": rows, "steps": steps}  # fmt: skip
 
 
 def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
