@@ -1,6 +1,7 @@
 """What a run needs of the model side: the :class:`Backend` protocol, and the transformers one.
 
-``hf_backend`` and ``cuda_device_for`` import torch (through :mod:`ecocompute.collector.model.hf`) only when called.
+``hf_backend`` and ``cuda_device_for`` import torch (through :mod:`ecocompute.collector.model.hf`) only when called;
+``driver_device_for`` asks the CUDA driver instead, for engines that must not have torch in their process.
 """
 
 from __future__ import annotations
@@ -111,5 +112,12 @@ def hf_backend(config: RunConfig, dest: Destination, device: str) -> Backend:
 def cuda_device_for(gpu: GpuMonitor) -> str:
     """The torch device of the NVML GPU (imports torch)."""
     from ecocompute.collector.model.hf import cuda_device
+
+    return cuda_device(gpu.uuid(), gpu.index)
+
+
+def driver_device_for(gpu: GpuMonitor) -> str:
+    """The CUDA device of the NVML GPU, asked of the CUDA driver (no torch: for engines that run without it)."""
+    from ecocompute.collector.device.cuda import cuda_device
 
     return cuda_device(gpu.uuid(), gpu.index)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ecocompute.collector.model.backend import Backend, hf_backend
+from ecocompute.collector.device.gpu import GpuMonitor
+from ecocompute.collector.model.backend import Backend, cuda_device_for, driver_device_for, hf_backend
 from ecocompute.collector.run.config import Destination, RunConfig
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import Precision, Stack
@@ -42,6 +43,12 @@ class EngineSpec:
     """The engine's own name of a precision's weight format (``Measurement.quantization_type``), or None."""
     stacks: tuple[Stack, ...] = tuple(Stack)
     """The ``--stack`` values the engine runs (the compiled ones are torch.compile's)."""
+    runs_torch: bool = True
+    """Whether the engine runs on torch. One that does not never has torch imported in the measuring process
+    (llama.cpp crashes beside it): its device comes from the CUDA driver, and its random-init weights are made
+    by a child process."""
+    device_for: Callable[[GpuMonitor], str] = cuda_device_for
+    """The device string (``cuda:N``) of the measured GPU, as the engine's backend wants it."""
 
 
 def transformers_info() -> EngineInfo:
@@ -85,7 +92,7 @@ ENGINES: dict[str, EngineSpec] = {
     "llama.cpp": EngineSpec(
         "llama.cpp", llamacpp_backend, llamacpp_info,
         "llama.cpp through llama-cpp-python: GGUF F16, Q8_0 and Q4_K_M, every layer on the GPU, batched greedy decode",
-        llamacpp_quantization_type, (Stack.EAGER,),
+        llamacpp_quantization_type, (Stack.EAGER,), runs_torch=False, device_for=driver_device_for,
     ),
 }  # fmt: skip
 

@@ -31,6 +31,8 @@ from typing import Any
 
 from ecocompute.collector.errors import ModelError
 from ecocompute.collector.model.archs import Arch, load_arch
+from ecocompute.schema.errors import EcocomputeError
+from ecocompute.schema.io import write_text_atomic
 
 COMPLETE_SUFFIX = ".complete"
 BASELINE = "F16"
@@ -58,6 +60,11 @@ class GgufSet:
     def complete(self, file_type: str) -> bool:
         """Whether that file was written to the end."""
         return self.path(file_type).with_suffix(COMPLETE_SUFFIX).exists()
+
+    @property
+    def sizes_path(self) -> Path:
+        """The JSON file of the model's sizes as transformers counts them (:func:`write_sizes`)."""
+        return self.folder / f"{self.arch}-seed{self.seed}-sizes.json"
 
 
 def shape_sha(arch: Arch) -> str:
@@ -272,6 +279,33 @@ def build_gguf_set(arch: Arch, seed: int, root: Path, file_types: Sequence[str],
     return files
 
 
+def write_sizes(arch: Arch, files: GgufSet) -> dict[str, Any]:
+    """Write the model's identity and sizes as transformers counts them (imports torch: a meta-device model).
+
+    The llama.cpp engine reads them back (:func:`read_sizes`) in a process that must not import torch, so that
+    its rows carry the same ``params_total`` as the transformers rows of the same shape.
+    """
+    from ecocompute.collector.model.weights import _config_from_arch, _source
+
+    source = _source(_config_from_arch(arch), model_id=f"random-init/{arch.name}", path="", revision=None,
+                     weights="random-init", architecture=arch.name)  # fmt: skip
+    sizes = {"model_id": source.model_id, "params_total": source.params_total, "vocab_size": source.vocab_size,
+             "kv_bytes_per_token": source.kv_bytes_per_token}  # fmt: skip
+    files.folder.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(files.sizes_path, json.dumps(sizes, sort_keys=True) + "\n")
+    return sizes
+
+
+def read_sizes(files: GgufSet) -> dict[str, Any] | None:
+    """The sizes :func:`write_sizes` wrote, or None when they are missing or unreadable (then write them again)."""
+    try:
+        sizes = json.loads(files.sizes_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    keys = ("model_id", "params_total", "vocab_size", "kv_bytes_per_token")
+    return sizes if isinstance(sizes, dict) and all(k in sizes for k in keys) else None
+
+
 def remove_checkpoint(arch: Arch, seed: int, root: Path) -> None:
     """Delete the random-init transformers checkpoint under ``root`` (the GGUF files stay)."""
     shutil.rmtree(root / f"{arch.name}-seed{seed}-{shape_sha(arch)}", ignore_errors=True)
@@ -290,8 +324,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="torch device that builds the random weights (default cpu)")
     parser.add_argument("--drop-checkpoint", action="store_true", help="delete the transformers checkpoint after")
     args = parser.parse_args(argv)
-    arch = load_arch(args.arch)
-    files = build_gguf_set(arch, args.seed, args.out, args.types.split(","), device=args.device)
+    try:
+        arch = load_arch(args.arch)
+        files = build_gguf_set(arch, args.seed, args.out, args.types.split(","), device=args.device)
+        write_sizes(arch, files)
+    except EcocomputeError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return exc.exit_code
     if args.drop_checkpoint:
         remove_checkpoint(arch, args.seed, args.out)
     for file_type in args.types.split(","):

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ecocompute.collector.device.cuda import loaded_runtime_version
 from ecocompute.collector.errors import ModelError
 from ecocompute.collector.model.archs import load_arch
-from ecocompute.collector.model.gguf_weights import BASELINE, build_gguf_set, check_file_type, gguf_set, quantize
+from ecocompute.collector.model.gguf_weights import BASELINE, check_file_type, gguf_set, quantize, read_sizes
 from ecocompute.collector.model.hf import FIT_FRACTION, MODEL_MARGIN_BYTES, prompt_ids, prompt_sha256
 from ecocompute.schema.errors import UsageError
 from ecocompute.schema.models import Precision, Stack
@@ -87,6 +90,8 @@ def llamacpp_info() -> EngineInfo:
     build = build_flags(system_info())
     build["llama_cpp_python"] = str(getattr(lib, "__version__", "unknown"))
     build["gpu_offload"] = "yes" if lib.llama_supports_gpu_offload() else "no"
+    if (runtime := loaded_runtime_version()) is not None:
+        build["cuda_runtime"] = runtime  # the libcudart llama.cpp's CUDA backend loaded
     version = importlib.metadata.version(DISTRIBUTION)
     return EngineInfo(ENGINE_NAME, version, build)
 
@@ -126,22 +131,36 @@ def _kv_bytes(config: dict[str, Any]) -> int:
 
 
 def random_init_gguf(arch_name: str, seed: int, root: Path, file_types: list[str], device: str) -> GgufSource:
-    """The project's random-init ``arch_name`` as GGUF files of ``file_types`` under ``root`` (built once)."""
-    from ecocompute.collector.model.weights import _config_from_arch, _source, random_init_source
+    """The project's random-init ``arch_name`` as GGUF files of ``file_types`` under ``root`` (built once).
 
+    The files and the model's sizes are made by a child process (:func:`make_in_child`): the random weights need
+    torch, and llama.cpp crashes in a process that has imported torch (docs/llamacpp.md).
+    """
     arch = load_arch(arch_name)
     files = gguf_set(arch, seed, root)
-    if all(files.complete(t) for t in file_types):  # the checkpoint they came from is not needed (nor kept)
-        hf_source = _source(_config_from_arch(arch), model_id=f"random-init/{arch.name}", path="", revision=None,
-                            weights="random-init", architecture=arch.name)  # fmt: skip
-    else:
-        hf_source = random_init_source(arch, seed, root, device if device.startswith("cuda") else "cpu")
-        files = build_gguf_set(arch, seed, root, file_types, checkpoint=Path(hf_source.path))
+    sizes = read_sizes(files)
+    if sizes is None or not all(files.complete(t) for t in file_types):
+        make_in_child(arch_name, seed, root, file_types, device)
+        sizes = read_sizes(files)
+        if sizes is None:
+            raise ModelError(f"making the GGUF files of {arch_name} wrote no sizes file ({files.sizes_path})")
     return GgufSource(
-        model_id=hf_source.model_id, revision=None, weights="random-init", architecture=arch.name,
-        params_total=hf_source.params_total, vocab_size=hf_source.vocab_size,
-        kv_bytes_per_token=hf_source.kv_bytes_per_token, files={t: files.path(t) for t in file_types},
+        model_id=str(sizes["model_id"]), revision=None, weights="random-init", architecture=arch.name,
+        params_total=int(sizes["params_total"]), vocab_size=int(sizes["vocab_size"]),
+        kv_bytes_per_token=int(sizes["kv_bytes_per_token"]), files={t: files.path(t) for t in file_types},
     )  # fmt: skip
+
+
+def make_in_child(arch_name: str, seed: int, root: Path, file_types: list[str], device: str) -> None:
+    """Run ``python -m ecocompute.collector.model.gguf_weights`` for these files; ModelError with its last line."""
+    command = [sys.executable, "-m", "ecocompute.collector.model.gguf_weights", "--arch", arch_name,
+               "--seed", str(seed), "--types", ",".join(file_types), "--out", str(root),
+               "--device", device if device.startswith("cuda") else "cpu"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603 - our own module
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr or "").splitlines() if line.strip()]
+        last = lines[-1].removeprefix("error: ") if lines else f"exit code {done.returncode}"
+        raise ModelError(f"making the GGUF files of {arch_name} failed: {last}")
 
 
 def gguf_file_source(path: Path, root: Path, file_types: list[str]) -> GgufSource:
@@ -369,9 +388,9 @@ class LlamaCppBackend:
         """Whether the files and their KV caches fit in free GPU memory at once (always True on CPU)."""
         if not self.device.startswith("cuda"):
             return True
-        from ecocompute.collector.model.hf import _torch
+        from ecocompute.collector.device.cuda import free_memory_bytes
 
-        free_bytes, _total = _torch().cuda.mem_get_info(self.device)
+        free_bytes = free_memory_bytes(self.device)  # the CUDA driver's answer: no torch in this process
         tokens = self.batch_size * (len(self.prompt[0]) + self.new_tokens)
         need = sum(self.path(p).stat().st_size + tokens * self.source.kv_bytes_per_token + MODEL_MARGIN_BYTES
                    for p in precisions)  # fmt: skip

@@ -21,7 +21,7 @@ from ecocompute.collector.device.sampler import PowerSampler
 from ecocompute.collector.errors import GpuBusyError, RunStateError
 from ecocompute.collector.host import process
 from ecocompute.collector.host.clock import Clock, SystemClock
-from ecocompute.collector.model.backend import Backend, LoadedRunner, cuda_device_for, hf_backend
+from ecocompute.collector.model.backend import Backend, LoadedRunner, hf_backend
 from ecocompute.collector.model.corpus import corpus
 from ecocompute.collector.model.engines import engine_spec
 from ecocompute.collector.model.precisions import SPECS
@@ -73,7 +73,8 @@ class Environment:
     """The backend factory (None: the registered one of ``RunConfig.engine``); tests pass their own."""
     clock: Clock = field(default_factory=SystemClock)
     view: View = field(default_factory=SilentView)
-    software: Callable[[str], Any] = fingerprint.software
+    software: Callable[..., Any] = fingerprint.software
+    """``payload.software`` from the NVML version (and ``engine_build=``, for an engine that runs without torch)."""
     engine_info: Callable[[str], EngineInfo] | None = None
     """The workload's engine record by engine name (None: the registered engine's ``info()``)."""
 
@@ -111,7 +112,7 @@ def collect(config: RunConfig, dest: Destination, env: Environment | None = None
         refuse_without_fp8(info, config.precisions, config.torch_device)
         others = _refuse_shared(gpu, config)
         env.view.checklist(gpu_checklist(info, gpu, others, config.allow_shared))
-        software = env.software(info.nvml_version)
+        software = _software(config, env, info.nvml_version)
         store = StateStore(dest.state_dir or default_state_dir())
         pinned = pinned_versions(info, software, torchao_pin(config, env))
         state = _open_state(store, config, info, dest.resume, env, pinned)
@@ -150,6 +151,13 @@ def pinned_versions(info: GpuInfo, software: Any, torchao: str | None = None) ->
     if torchao is not None:
         pinned["torchao"] = torchao
     return pinned
+
+
+def _software(config: RunConfig, env: Environment, nvml_version: str) -> Any:
+    """``payload.software``; for an engine that runs without torch, torch is not imported to say it."""
+    if engine_spec(config.engine).runs_torch:
+        return env.software(nvml_version)
+    return env.software(nvml_version, engine_build=engine_record(config, env).build)
 
 
 def engine_record(config: RunConfig, env: Environment) -> EngineInfo:
@@ -234,8 +242,8 @@ class Session:
         self.attn_implementation: str | None = None
         self.notes: list[str] = []
         self.compiled: dict[Precision, bool] = {}
-        self.device = config.torch_device or cuda_device_for(gpu)
         self.spec = engine_spec(config.engine)
+        self.device = config.torch_device or self.spec.device_for(gpu)
         self.backend = (env.make_backend or self.spec.make_backend)(config, dest, self.device)
         self.sampler = PowerSampler(gpu, env.clock)
         self.spread: dict[Precision, SpreadVerdict] = {}

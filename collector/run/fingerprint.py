@@ -2,12 +2,14 @@
 
 The GPU half comes from :meth:`GpuMonitor.fingerprint` (its UUID only as a SHA-256 hash); the host half
 from ``/proc`` and ``platform``; library versions from ``importlib.metadata``, and torch's CUDA
-runtime from torch itself (through :mod:`ecocompute.collector.model.hf`, the one module that imports torch).
+runtime from torch itself (through :mod:`ecocompute.collector.model.hf`, the one module that imports torch), except
+for an engine that runs without torch.
 """
 
 from __future__ import annotations
 
 import platform
+from collections.abc import Mapping
 
 from ecocompute.collector.device.gpu import GpuInfo
 from ecocompute.collector.host import host
@@ -39,9 +41,18 @@ def hardware(gpu: GpuInfo) -> Hardware:
     )
 
 
-def software(nvml_version: str) -> Software:
-    """``payload.software``: Python, torch and its CUDA runtime, transformers, bitsandbytes, accelerate, NVML."""
-    torch_version, cuda_runtime = torch_versions()
+def software(nvml_version: str, engine_build: Mapping[str, str] | None = None) -> Software:
+    """``payload.software``: Python, torch and its CUDA runtime, transformers, bitsandbytes, accelerate, NVML.
+
+    ``engine_build``: the build record of an engine that runs without torch (llama.cpp). torch is then not
+    imported: its installed version is read from the package metadata, and the CUDA runtime is the one the
+    engine's library loaded (its ``cuda_runtime``, if any).
+    """
+    if engine_build is None:
+        torch_version, cuda_runtime = torch_versions()
+    else:
+        torch_version = package_version("torch") or "not installed"
+        cuda_runtime = engine_build.get("cuda_runtime")
     return Software(
         python=platform.python_version(),
         torch=torch_version,

@@ -355,3 +355,44 @@ def _torch_cuda() -> str | None:
     import torch
 
     return torch.version.cuda
+
+
+NO_TORCH_RUN = """
+import sys
+sys.modules["torch"] = None  # any import of torch in this process now raises ImportError
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from collector_fakes import FakePynvml, FastClock
+sys.modules["pynvml"] = FakePynvml(clock := FastClock(speed=40.0), power_w=150.0)
+from ecocompute.collector.run.collect import Destination, Environment, RunConfig, collect
+from ecocompute.collector.run.display import SilentView
+from ecocompute.schema.models import Precision, Stack
+
+root = Path(sys.argv[2])
+config = RunConfig(precisions=(Precision.FP16, Precision.Q4_K_M), arch="tiny-llama-test", batch_size=2,
+                   prompt_tokens=8, new_tokens=6, window_s=10.0, warmup_windows=1, min_windows=3, max_windows=3,
+                   idle_s=4.0, idle_settle_s=0.0, torch_device="cpu", stack=Stack.EAGER, pause_gc=False,
+                   engine="llama.cpp")
+dest = Destination(signer="octocat", out_dir=root / "submissions", state_dir=root / "state",
+                   weights_cache=root / "weights")
+result = collect(config, dest, Environment(clock=clock, view=SilentView()))
+p = result.submission.payload
+assert [len(m.windows) for m in p.measurements] == [3, 3], p.measurements
+assert p.workload.params_total > 0 and p.software.torch
+print("torch imported:", sorted(m for m, mod in sys.modules.items() if m.split(".")[0] == "torch" and mod is not None))
+"""
+
+
+@needs_llama_cpp
+@needs_gguf
+def test_collect_through_llama_cpp_never_imports_torch(tmp_path: Path) -> None:
+    """llama.cpp crashes beside torch (docs/llamacpp.md): the whole llama.cpp run, GGUF files made by a child
+    process, with torch made unimportable in the measuring process."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", NO_TORCH_RUN, str(Path(__file__).parent), str(tmp_path)],
+                          capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("torch imported: []")
+    (sizes,) = (tmp_path / "weights").glob("*-gguf/*-sizes.json")  # written by the child, read by the run
+    assert '"params_total"' in sizes.read_text(encoding="utf-8")
