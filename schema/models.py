@@ -31,7 +31,8 @@ SCHEMA_CHANGES = {
     "power_last_sample_gap_s/power_max_gap_s, Hardware.vendor; engines other than transformers: "
     "Workload.engine/engine_version/engine_build_flags, Measurement.quantization_type and the GGUF precisions "
     "q8_0 and q4_k_m, and torchao's FP8 precisions fp8-wo and fp8-dyn (all optional, left out of the JSON when null); "
-    "null for a sensor the GPU does not report: Window.temp_c_start/temp_c_end/sm_clock_mhz_mean/throttle_reasons",
+    "null for a sensor the GPU does not report: Window.temp_c_start/temp_c_end/sm_clock_mhz_mean/throttle_reasons "
+    "and Hardware.power_limit_w/default_power_limit_w",
 }
 """What each schema version added, for the JSON Schema's description and the changelog."""
 NAMESPACE = "ecocompute-submission-v1"
@@ -103,7 +104,10 @@ NEW_VALUES_IN: dict[str, dict[str, tuple[str, ...]]] = {
 }
 """Version -> ``Model.field`` (or an enum's name) -> the values it added to that field's choices."""
 NULL_NEW_IN: dict[str, dict[str, tuple[str, ...]]] = {
-    "1.2": {"Window": ("temp_c_start", "temp_c_end", "sm_clock_mhz_mean", "throttle_reasons")},
+    "1.2": {
+        "Window": ("temp_c_start", "temp_c_end", "sm_clock_mhz_mean", "throttle_reasons"),
+        "Hardware": ("power_limit_w", "default_power_limit_w"),
+    },
 }
 """Version -> model -> the required fields that may be null from that version on (a sensor the GPU lacks).
 
@@ -191,8 +195,8 @@ class Hardware(_Model):
     compute_capability: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+$"), about("CUDA compute capability")]
     gpu_count: Annotated[int, Field(ge=1), about("GPUs used")]
     memory_total_mib: Annotated[int, Field(gt=0), about("memory of the GPU", "MiB")]
-    power_limit_w: Annotated[Positive, about("power limit of the GPU during the run", "W")]
-    default_power_limit_w: Annotated[Positive, about("the card's default power limit", "W")]
+    power_limit_w: Annotated[Positive | None, about(f"power limit of the GPU during the run ({NOT_RECORDED})", "W")]
+    default_power_limit_w: Annotated[Positive | None, about(f"the card's default power limit ({NOT_RECORDED})", "W")]
     driver_version: Annotated[Text, about("GPU driver version (NVIDIA's, or amdgpu's on AMD)")]
     vbios_version: Annotated[Text, about("VBIOS version")]
     gpu_uuid_sha256: Annotated[

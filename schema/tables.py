@@ -177,8 +177,8 @@ class SubmissionsTable(pa.DataFrameModel):
     compute_capability: str = recorded(Hardware, "compute_capability")
     gpu_count: int = recorded(Hardware, "gpu_count")
     memory_total_mib: int = recorded(Hardware, "memory_total_mib")
-    power_limit_w: float = recorded(Hardware, "power_limit_w")
-    default_power_limit_w: float = recorded(Hardware, "default_power_limit_w")
+    power_limit_w: Optional[float] = recorded(Hardware, "power_limit_w", nullable=True, gt=0)  # noqa: UP045
+    default_power_limit_w: Optional[float] = recorded(Hardware, "default_power_limit_w", nullable=True, gt=0)  # noqa: UP045
     driver_version: str = recorded(Hardware, "driver_version")
     vbios_version: str = recorded(Hardware, "vbios_version")
     gpu_uuid_sha256: str = recorded(Hardware, "gpu_uuid_sha256")

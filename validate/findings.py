@@ -109,7 +109,8 @@ CODES: dict[str, str] = {
     "W-INTEGRAL": "counter and integrated-power energy differ by more than 2% (below the 5% gate)",
     "W-WARMUP": "fewer warm-up windows than method.warmup_windows",
     "W-THROTTLE": "a window reports throttle reasons",
-    "W-SENSOR-MISSING": "a sensor the GPU does not report is null (schema 1.2): the check that needs it is skipped",
+    "W-SENSOR-MISSING": "a sensor or power limit the GPU does not report is null (schema 1.2): the check that needs "
+    "it is skipped",
     "W-SHARED": "other processes used the GPU during a window",
     "W-EXAMPLE": "the submission is marked as an example, not a measurement",
 }

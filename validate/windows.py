@@ -129,8 +129,13 @@ def power_bounds(hardware: Hardware, bounds: GpuBounds, window: Window | None = 
 
     The limit is the window's own when recorded: one GPU's counter over a window is at most limit x duration.
     """
-    limit = window.power_limit_w if window is not None and window.power_limit_w is not None else None
-    return bounds.power_floor_w, POWER_CEILING_FACTOR * (limit or hardware.power_limit_w)
+    window_limit = window.power_limit_w if window is not None else None
+    return bounds.power_floor_w, POWER_CEILING_FACTOR * (window_limit or power_ceiling_w(hardware, bounds))
+
+
+def power_ceiling_w(hardware: Hardware, bounds: GpuBounds) -> float:
+    """The submission's power limit; the named GPU's highest settable limit where the GPU reports none (null)."""
+    return bounds.power_limit_max_w if hardware.power_limit_w is None else hardware.power_limit_w
 
 
 def check_power(measurement: Measurement, hardware: Hardware, bounds: GpuBounds, index: int) -> list[Finding]:
@@ -299,7 +304,10 @@ def check_hardware(hardware: Hardware, bounds: GpuBounds | None, example: bool =
                 f"{hardware.gpu_count} GPUs, but a submission measures one GPU's energy counter: gpu_count is 1",
             )
         )
-    if hardware.power_limit_w != hardware.default_power_limit_w:
+    found += _missing_limits(hardware)
+    if None not in (hardware.power_limit_w, hardware.default_power_limit_w) and (
+        hardware.power_limit_w != hardware.default_power_limit_w
+    ):
         found.append(
             finding(
                 "W-POWER-LIMIT",
@@ -321,7 +329,7 @@ def check_hardware(hardware: Hardware, bounds: GpuBounds | None, example: bool =
         return found
     for field in ("power_limit_w", "default_power_limit_w"):
         value = getattr(hardware, field)
-        if not bounds.power_limit_min_w <= value <= bounds.power_limit_max_w:
+        if value is not None and not bounds.power_limit_min_w <= value <= bounds.power_limit_max_w:
             rng = f"{bounds.power_limit_min_w:g}..{bounds.power_limit_max_w:g} W"
             found.append(
                 finding("E-HARDWARE", f"payload.hardware.{field}", f"{value:g} W outside {bounds.name}'s {rng}")
@@ -332,6 +340,26 @@ def check_hardware(hardware: Hardware, bounds: GpuBounds | None, example: bool =
             finding("E-HARDWARE", "payload.hardware.memory_total_mib", f"{hardware.memory_total_mib} outside {rng}")
         )
     return found
+
+
+def _missing_limits(hardware: Hardware) -> list[Finding]:
+    """W-SENSOR-MISSING for a power limit the GPU does not report (null, schema 1.2): the checks it skips."""
+    found = []
+    if hardware.power_limit_w is None:
+        skipped = (
+            "whether it is the default (W-POWER-LIMIT) and its range (E-HARDWARE) are not checked; E-POWER and "
+            "E-IDLE use the named GPU's highest power limit as the ceiling"
+        )
+        found.append(_missing_limit("power_limit_w", "power limit", skipped))
+    if hardware.default_power_limit_w is None:
+        skipped = "whether the power limit is the default (W-POWER-LIMIT) and its range (E-HARDWARE) are not checked"
+        found.append(_missing_limit("default_power_limit_w", "default power limit", skipped))
+    return found
+
+
+def _missing_limit(field: str, what: str, skipped: str) -> Finding:
+    message = f"{field} is null (the GPU does not report its {what}): {skipped}"
+    return finding("W-SENSOR-MISSING", f"payload.hardware.{field}", message)
 
 
 def check_window_limits(measurement: Measurement, bounds: GpuBounds | None, index: int) -> list[Finding]:
@@ -352,7 +380,7 @@ def check_window_limits(measurement: Measurement, bounds: GpuBounds | None, inde
 
 def check_idle(idle: Idle, hardware: Hardware, bounds: GpuBounds) -> list[Finding]:
     """Idle power before and after lies between the power floor and the power limit."""
-    low, high = bounds.power_floor_w, hardware.power_limit_w
+    low, high = bounds.power_floor_w, power_ceiling_w(hardware, bounds)
     return [
         finding("E-IDLE", f"payload.idle.{field}", f"{value:g} W outside {low:g}..{high:g} W")
         for field, value in (("power_w_before", idle.power_w_before), ("power_w_after", idle.power_w_after))

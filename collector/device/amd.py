@@ -467,6 +467,11 @@ class AmdSmiGpu:
         info = self._call("read the power cap", self._smi.amdsmi_get_power_cap_info, self._handle)
         return self._required(f"power cap ({key})", number(info.get(key))) / 1e6
 
+    def _cap_w(self, key: str) -> float | None:
+        """A power cap of the fingerprint, in W; None where amdsmi reports it N/A (recorded as null, never 0)."""
+        cap = self._cap_now(key)
+        return None if cap is None else cap / 1e6
+
     def compute_processes(self) -> list[int] | None:
         """PIDs of the processes on this GPU; None where amdsmi cannot list them."""
         processes = self._optional("list processes", "amdsmi_get_gpu_process_list", self._handle)
@@ -487,21 +492,14 @@ class AmdSmiGpu:
         driver = self._call("read the driver version", smi.amdsmi_get_gpu_driver_info, h)
         vbios = self._optional("read the VBIOS version", "amdsmi_get_gpu_vbios_info", h) or {}
         clock = self._optional("read the GFX clock", "amdsmi_get_clock_info", h, smi.AmdSmiClkType.GFX) or {}
-        power_limit_w = self.power_limit_w()
-        if power_limit_w is None:
-            raise GpuError(
-                f"AMD GPU {self.index} ({self.market_name}) reports no power cap "
-                f"({self.missing_sensors['power_limit']}): a submission records the card's power limit, so "
-                "ecocompute cannot measure this GPU yet"
-            )
         return GpuInfo(
             index=self.index,
             gpu_name=self.market_name,
             gpu_arch=arch_from_gfx(self.gfx_target),
             compute_capability=version_from_gfx(self.gfx_target),
             memory_total_mib=int(memory) // (1024 * 1024),
-            power_limit_w=power_limit_w,
-            default_power_limit_w=self._power_cap("default_power_cap"),
+            power_limit_w=self.power_limit_w(),
+            default_power_limit_w=self._cap_w("default_power_cap"),
             driver_version=_text(driver.get("driver_version")),
             vbios_version=_text(vbios.get("version")),
             gpu_uuid_sha256=hashlib.sha256(self.uuid().encode("utf-8")).hexdigest(),

@@ -27,7 +27,8 @@ class PowerFields:
 class GpuInfo:
     """What a GPU says about itself: the GPU half of ``payload.hardware``, plus the NVML version.
 
-    The UUID is only ever kept as its SHA-256 hash.
+    The UUID is only ever kept as its SHA-256 hash. A power limit the GPU does not report is None (null in
+    ``payload.hardware``, schema 1.2), never 0 and never guessed.
     """
 
     index: int
@@ -35,8 +36,8 @@ class GpuInfo:
     gpu_arch: str
     compute_capability: str
     memory_total_mib: int
-    power_limit_w: float
-    default_power_limit_w: float
+    power_limit_w: float | None
+    default_power_limit_w: float | None
     driver_version: str
     vbios_version: str
     gpu_uuid_sha256: str
@@ -98,7 +99,8 @@ SENSORS: dict[Sensor, tuple[str, str]] = {
     ),
     "power_limit": (
         "power_limit_w",
-        "a power limit changed during the run is not seen; the power ceiling uses the limit read at the start",
+        "a power limit changed during the run is not seen; the power ceiling uses the limit read at the start, or "
+        "the GPU's highest one where none is reported (W-SENSOR-MISSING); J/token is unaffected",
     ),
 }
 """Each sensor: the Window fields that hold null without it, and what its absence means for the result."""

@@ -341,6 +341,20 @@ class NvmlGpu:
             return None
         return int(self._read("read the power limit", "nvmlDeviceGetPowerManagementLimit", self._handle)) / 1000.0
 
+    def default_power_limit_w(self) -> float | None:
+        """The card's default power limit, in W; None where NVML does not support it (recorded as null)."""
+        nv = self._nv
+        assert nv is not None  # noqa: S101
+        fn = getattr(nv, "nvmlDeviceGetPowerManagementDefaultLimit", None)
+        if fn is None:
+            return None
+        try:
+            return int(fn(self._handle)) / 1000.0
+        except nv.NVMLError as exc:
+            if getattr(exc, "value", None) in (_ERROR_NOT_SUPPORTED, _ERROR_FUNCTION_NOT_FOUND):
+                return None
+            raise self._error(exc, "read the default power limit") from None
+
     def compute_processes(self) -> list[int] | None:
         """PIDs of the compute processes on this GPU (host PIDs: inside a container, ours may differ)."""
         nv = self._nv
@@ -365,21 +379,14 @@ class NvmlGpu:
         major, minor = self._read("read the compute capability", "nvmlDeviceGetCudaComputeCapability", h)
         cc = f"{int(major)}.{int(minor)}"
         memory = self._read("read the memory size", "nvmlDeviceGetMemoryInfo", h)
-        power_limit_w = self.power_limit_w()
-        if power_limit_w is None:
-            raise GpuError(
-                f"GPU {self.index} reports no power limit ({self.missing_sensors['power_limit']}): a submission "
-                "records the card's power limit, so ecocompute cannot measure this GPU yet"
-            )
-        default_mw = self._read("read the default power limit", "nvmlDeviceGetPowerManagementDefaultLimit", h)
         return GpuInfo(
             index=self.index,
             gpu_name=_text(self._read("read the name", "nvmlDeviceGetName", h)),
             gpu_arch=self._architecture(cc),
             compute_capability=cc,
             memory_total_mib=int(memory.total) // (1024 * 1024),
-            power_limit_w=power_limit_w,
-            default_power_limit_w=int(default_mw) / 1000.0,
+            power_limit_w=self.power_limit_w(),
+            default_power_limit_w=self.default_power_limit_w(),
             driver_version=_text(self._read("read the driver version", "nvmlSystemGetDriverVersion")),
             vbios_version=_text(self._read("read the VBIOS version", "nvmlDeviceGetVbiosVersion", h)),
             gpu_uuid_sha256=hashlib.sha256(self.uuid().encode("utf-8")).hexdigest(),

@@ -89,9 +89,10 @@ class ReplayGpu:
             return None
         return [name for name in str(value).split("|") if name]
 
-    def power_limit_w(self) -> float:
-        """The power limit of the trace's fingerprint."""
-        return float(self.trace.gpu["power_limit_w"])
+    def power_limit_w(self) -> float | None:
+        """The power limit of the trace's fingerprint (None: not reported by the GPU)."""
+        limit = self.trace.gpu.get("power_limit_w")
+        return None if limit is None else float(limit)
 
     def compute_processes(self) -> list[int] | None:
         """A replay has no processes."""

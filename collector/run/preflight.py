@@ -149,7 +149,6 @@ class CheckItem:
 
 def gpu_checklist(info: GpuInfo, gpu: GpuMonitor, others: int | None, allow_shared: bool) -> list[CheckItem]:
     """The GPU probed once: energy counter, MIG, persistence, clocks, power limit, other processes, sensors."""
-    limit_ok = info.power_limit_w == info.default_power_limit_w
     sm_mhz, temp_c, reasons = gpu.sm_clock_mhz(), gpu.temperature_c(), gpu.throttle_reasons()
     sm_text = "SM clock not reported" if sm_mhz is None else f"{sm_mhz:.0f} MHz SM now"
     temp_text = "temperature not reported" if temp_c is None else f"{temp_c:.0f} C"
@@ -164,8 +163,7 @@ def gpu_checklist(info: GpuInfo, gpu: GpuMonitor, others: int | None, allow_shar
         CheckItem("clocks", "locked" if info.clocks_locked else f"free ({sm_text})",
                   not info.clocks_locked,
                   "locked clocks change J/token; recorded, and such rows are kept apart"),
-        CheckItem("power limit", f"{info.power_limit_w:g} W (default {info.default_power_limit_w:g} W)", limit_ok,
-                  "a non-default limit changes J/token; the validator warns (W-POWER-LIMIT)"),
+        power_limit_item(info),
         CheckItem("other processes", "unknown" if others is None else str(others), not others or allow_shared,
                   "their energy would be counted as ours; refused unless --allow-shared (recorded)"),
         CheckItem("temperature, throttling", f"{temp_text}, {reasons_text}",
@@ -173,6 +171,25 @@ def gpu_checklist(info: GpuInfo, gpu: GpuMonitor, others: int | None, allow_shar
                   "a GPU throttling before it starts is hot or capped; the windows record it (W-THROTTLE)"),
         *sensor_items(gpu),
     ]  # fmt: skip
+
+
+def power_limit_item(info: GpuInfo) -> CheckItem:
+    """The power limit and its default; one the GPU does not report is recorded as null, never 0 or a guess."""
+    limit, default = info.power_limit_w, info.default_power_limit_w
+    if limit is None:
+        return CheckItem(
+            "power limit", "not reported", False,
+            "recorded as null (never 0): whether it is the default cannot be told, so the validator warns "
+            "(W-SENSOR-MISSING) and takes the GPU's highest power limit as the power ceiling",
+        )  # fmt: skip
+    if default is None:
+        return CheckItem(
+            "power limit", f"{limit:g} W (default not reported)", False,
+            "the default is recorded as null (never 0): whether this limit is the default cannot be told; "
+            "the validator warns (W-SENSOR-MISSING)",
+        )  # fmt: skip
+    return CheckItem("power limit", f"{limit:g} W (default {default:g} W)", limit == default,
+                     "a non-default limit changes J/token; the validator warns (W-POWER-LIMIT)")  # fmt: skip
 
 
 SENSOR_NAMES: dict[Sensor, str] = {

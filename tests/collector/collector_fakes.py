@@ -232,6 +232,7 @@ class FakePynvml:
         return 700_000
 
     def nvmlDeviceGetPowerManagementDefaultLimit(self, handle: Any) -> int:
+        self._check("nvmlDeviceGetPowerManagementDefaultLimit")
         return 700_000
 
     def nvmlSystemGetDriverVersion(self) -> str:

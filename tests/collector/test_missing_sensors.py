@@ -28,6 +28,8 @@ from ecocompute.collector.run.display import figures
 from ecocompute.collector.run.engine import Engine, EngineConfig
 from ecocompute.collector.run.preflight import gpu_checklist
 from ecocompute.collector.run.state import MeasurementState
+from ecocompute.publish.build import BuildOptions, build
+from ecocompute.publish.inputs import Source
 from ecocompute.schema.derive import derive
 from ecocompute.schema.errors import SubmissionError
 from ecocompute.schema.export import schema_file
@@ -159,18 +161,67 @@ def test_a_gpu_with_every_sensor_records_them_all(fake_nvml: FakePynvml, run: Ru
     _check_measured_without(run, run(), (), tmp_path)
 
 
-def test_the_power_limit_alone_is_null_in_the_windows_but_refused_for_the_hardware_record(
-    fake_nvml: FakePynvml, run: Run
+def _check_measured_without_a_limit(run: Run, result: Result, tmp_path: Path, *, default_missing: bool) -> None:
+    """Null power limit in the hardware record and every window, never 0; validated with W-SENSOR-MISSING; built."""
+    sub = load_submission(result.path)
+    hardware = sub.payload.hardware
+    assert sub.schema_version == "1.2" and hardware.power_limit_w is None
+    assert (hardware.default_power_limit_w is None) == default_missing
+    written = json.loads(result.path.read_text(encoding="utf-8"))["payload"]["hardware"]
+    assert written["power_limit_w"] is None and ("default_power_limit_w" in written)  # null, not left out
+    assert all(w.power_limit_w is None for m in sub.payload.measurements for w in (*m.warmup, *m.windows))
+    findings = _findings(run, result)
+    assert [f for f in findings if f.is_error] == []
+    assert "W-POWER-LIMIT" not in {f.code for f in findings}  # neither default nor non-default
+    missing = {f.path for f in findings if f.code == "W-SENSOR-MISSING"}
+    limits = {"power_limit_w", "default_power_limit_w"} if default_missing else {"power_limit_w"}
+    assert missing == {f"payload.hardware.{name}" for name in limits}
+    source = Source.at(run.root / "submissions", run.keys.allowed_signers)
+    built = build([source], tmp_path / "dataset", BuildOptions(include_examples=True))  # a FAKE run is an example
+    assert (built.submissions_all, built.rejected) == (1, 0)
+    (row,) = pl.read_parquet(built.out / "data" / "submissions_all" / "train-00000-of-00001.parquet").to_dicts()
+    assert row["power_limit_w"] is None and (row["default_power_limit_w"] is None) == default_missing
+    windows = pl.read_parquet(built.out / "data" / "windows_all" / "train-00000-of-00001.parquet")
+    assert windows["power_limit_w"].null_count() == len(windows) > 0
+
+
+def test_an_nvidia_gpu_without_a_power_limit_is_measured_with_null_there(
+    fake_nvml: FakePynvml, run: Run, tmp_path: Path
 ) -> None:
     fake_nvml.fail["nvmlDeviceGetPowerManagementLimit"] = NOT_SUPPORTED
     with NvmlGpu(0) as gpu:
-        assert gpu.power_limit_w() is None
-        assert "power_limit" in gpu.missing_sensors
-        with pytest.raises(GpuError, match=r"reports no power limit \(NVML: .*NOT_SUPPORTED"):
-            gpu.fingerprint()
-    with pytest.raises(GpuError, match="reports no power limit"):
-        run()
-    assert run.backend.loaded == []
+        assert gpu.power_limit_w() is None and set(gpu.missing_sensors) == {"power_limit"}
+        info = gpu.fingerprint()
+        assert (info.power_limit_w, info.default_power_limit_w) == (None, 700.0)
+    _check_measured_without_a_limit(run, run(), tmp_path, default_missing=False)
+
+
+def test_an_nvidia_gpu_without_either_limit_is_measured_with_both_null(
+    fake_nvml: FakePynvml, run: Run, tmp_path: Path
+) -> None:
+    fake_nvml.fail["nvmlDeviceGetPowerManagementLimit"] = NOT_SUPPORTED
+    fake_nvml.fail["nvmlDeviceGetPowerManagementDefaultLimit"] = NOT_SUPPORTED
+    _check_measured_without_a_limit(run, run(), tmp_path, default_missing=True)
+
+
+def test_a_default_limit_that_fails_otherwise_still_stops_the_run(fake_nvml: FakePynvml) -> None:
+    fake_nvml.fail["nvmlDeviceGetPowerManagementDefaultLimit"] = 999  # NVML_ERROR_UNKNOWN
+    with NvmlGpu(0) as gpu, pytest.raises(GpuError):
+        gpu.fingerprint()
+
+
+def test_the_checklist_says_the_power_limit_is_not_reported_and_what_that_means(fake_nvml: FakePynvml) -> None:
+    fake_nvml.fail["nvmlDeviceGetPowerManagementLimit"] = NOT_SUPPORTED
+    with NvmlGpu(0) as gpu:
+        items = {i.name: i for i in gpu_checklist(gpu.fingerprint(), gpu, 0, False)}
+    item = items["power limit"]
+    assert (item.found, item.ok) == ("not reported", False)
+    assert item.meaning.startswith("recorded as null (never 0)") and "W-SENSOR-MISSING" in item.meaning
+    fake_nvml.fail.pop("nvmlDeviceGetPowerManagementLimit")
+    fake_nvml.fail["nvmlDeviceGetPowerManagementDefaultLimit"] = NOT_SUPPORTED
+    with NvmlGpu(0) as gpu:
+        items = {i.name: i for i in gpu_checklist(gpu.fingerprint(), gpu, 0, False)}
+    assert items["power limit"].found == "700 W (default not reported)" and not items["power limit"].ok
 
 
 @pytest.mark.parametrize("sensor", sorted(NVML_SENSORS))
@@ -248,11 +299,12 @@ def test_an_amd_trace_with_null_sensors_replays_them_as_none(clock: VirtualClock
     )  # fmt: skip
 
 
-def test_an_amd_gpu_without_a_power_cap_reads_none_and_is_refused_for_the_hardware_record(
-    smi: FakeAmdsmi, clock: VirtualClock
+def test_an_amd_gpu_without_a_power_cap_is_measured_with_null_there(
+    smi: FakeAmdsmi, clock: VirtualClock, run: Run, tmp_path: Path
 ) -> None:
     smi.na.add("amdsmi_get_power_cap_info")
     with AmdSmiGpu(0, clock=clock) as gpu:
         assert gpu.power_limit_w() is None and set(gpu.missing_sensors) == {"power_limit"}
-        with pytest.raises(GpuError, match=r"reports no power cap \(amdsmi: amdsmi_get_power_cap_info"):
-            gpu.fingerprint()
+        info = gpu.fingerprint()
+        assert (info.power_limit_w, info.default_power_limit_w) == (None, None)
+    _check_measured_without_a_limit(run, run(), tmp_path, default_missing=True)
