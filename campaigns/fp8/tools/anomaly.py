@@ -53,7 +53,7 @@ class Pair:
     baseline_tokens_per_s: float
     power_w: float
     baseline_power_w: float
-    power_limit_w: float
+    power_limit_w: float | None  # None: the GPU reports no power limit
 
 
 def change_ci(fp8: Derived, base: Derived) -> tuple[float, float, float]:
@@ -126,11 +126,12 @@ def render(pairs: list[Pair]) -> str:
         "|---|---:|---|---:|---|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for q in sorted(pairs, key=lambda q: (q.stack, q.batch, q.precision, q.params_total, q.submission_id)):
+        limit = "not reported" if q.power_limit_w is None else f"{q.power_limit_w:.0f}"
         out.append(
             f"| {q.stack} | {q.batch} | {q.architecture} | {q.params_total / 1e9:.2f}B | {q.precision} | "
             f"{q.baseline} | {q.change_pct:+.1f}% ({q.ci_low_pct:+.1f} .. {q.ci_high_pct:+.1f}) | "
             f"{q.tokens_per_s:.1f} | {q.baseline_tokens_per_s:.1f} | {q.power_w:.0f} | {q.baseline_power_w:.0f} | "
-            f"{q.power_limit_w:.0f} | `{q.submission_id}` |"
+            f"{limit} | `{q.submission_id}` |"
         )
     out.append("")
     for stack, batch in sorted({(q.stack, q.batch) for q in pairs}):
