@@ -359,7 +359,11 @@ def _torch_cuda() -> str | None:
 
 NO_TORCH_RUN = """
 import sys
-sys.modules["torch"] = None  # any import of torch in this process now raises ImportError
+class NoTorch:  # any import of torch in this process now raises ImportError
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torch":
+            raise ImportError("torch is blocked here")
+sys.meta_path.insert(0, NoTorch())
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from collector_fakes import FakePynvml, FastClock
@@ -379,7 +383,7 @@ result = collect(config, dest, Environment(clock=clock, view=SilentView()))
 p = result.submission.payload
 assert [len(m.windows) for m in p.measurements] == [3, 3], p.measurements
 assert p.workload.params_total > 0 and p.software.torch
-print("torch imported:", sorted(m for m, mod in sys.modules.items() if m.split(".")[0] == "torch" and mod is not None))
+print("torch imported:", sorted(m for m in sys.modules if m.split(".")[0] == "torch"))
 """
 
 
