@@ -32,6 +32,7 @@ WORKLOAD_KEYS = ("prompt_tokens", "new_tokens")
 KEY_COLUMNS = (
     "submission_id",
     "gpu_name",
+    "engine",  # llama.cpp's fp16 is never transformers' baseline, nor pooled with it
     "software_stack",
     "batch_size",
     *WORKLOAD_KEYS,
@@ -62,14 +63,22 @@ def usable_measurements(measurements: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# a baseline pairs within one submission and one engine: an engine is the workload's, so a submission has one, and
+# the engine in the key says so where a frame is joined on it
+BASELINE_KEYS = ("submission_id", "engine")
+
+
 def baselines(measurements: pl.DataFrame) -> pl.DataFrame:
-    """One row per submission: its baseline precision (fp16, else bf16) and that measurement's figures."""
+    """One row per submission x engine: its baseline precision (fp16, else bf16) and that measurement's figures.
+
+    ``measurements`` comes from :func:`usable_measurements` (so it has an ``engine`` column).
+    """
     ranked = measurements.filter(pl.col("precision").is_in(BASELINES)).with_columns(
         pl.col("precision").replace_strict({p: i for i, p in enumerate(BASELINES)}, return_dtype=pl.Int8).alias("_rank")
     )
-    first = ranked.sort("submission_id", "_rank").unique("submission_id", keep="first", maintain_order=True)
+    first = ranked.sort(*BASELINE_KEYS, "_rank").unique(list(BASELINE_KEYS), keep="first", maintain_order=True)
     return first.select(
-        "submission_id",
+        *BASELINE_KEYS,
         pl.col("precision").alias("baseline_precision"),
         pl.col("j_per_token_mean").alias("j_per_token_baseline"),
         pl.col("j_per_token_std").alias("j_per_token_std_baseline"),
@@ -121,7 +130,7 @@ def ratio_ci95_columns(joined: pl.DataFrame) -> tuple[pl.Series, pl.Series]:
 def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
     """The change of every non-baseline measurement against its submission's baseline, with the delta-method CI."""
     usable = usable_measurements(measurements)
-    joined = usable.join(baselines(usable), on="submission_id", how="inner").filter(
+    joined = usable.join(baselines(usable), on=list(BASELINE_KEYS), how="inner").filter(
         pl.col("precision") != pl.col("baseline_precision")
     )
     lows, highs = ratio_ci95_columns(joined)
@@ -139,6 +148,7 @@ def change_frame(measurements: pl.DataFrame) -> pl.DataFrame:
     )
     return result.sort(
         "gpu_name",
+        "engine",
         "software_stack",
         "batch_size",
         *WORKLOAD_KEYS,
@@ -170,7 +180,9 @@ def change_vs_baseline(measurements: Any, windows: Any = None) -> Any:
     return like_input(change_frame(as_polars(measurements, "measurements")), measurements)
 
 
-POOL_KEYS = ("gpu_name", STACK, "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision")
+POOL_KEYS = (
+    "gpu_name", "engine", STACK, "batch_size", *WORKLOAD_KEYS, "weights", "architecture", "params_total", "precision"
+)  # fmt: skip
 
 
 def pooled_change_frame(changes: pl.DataFrame) -> pl.DataFrame:
@@ -214,8 +226,9 @@ def pooled_change_frame(changes: pl.DataFrame) -> pl.DataFrame:
         ),
     ).drop("_mean", "_std", "_low1", "_high1")
     return pooled.sort(
-        "gpu_name", STACK, "batch_size", *WORKLOAD_KEYS, "weights", precision_order(), "precision", "params_total"
-    )
+        "gpu_name", "engine", STACK, "batch_size", *WORKLOAD_KEYS, "weights", precision_order(), "precision",
+        "params_total",
+    )  # fmt: skip
 
 
 def change_table(measurements: Any, *, precision: Any = None, pooled: bool = False) -> Any:
@@ -223,8 +236,8 @@ def change_table(measurements: Any, *, precision: Any = None, pooled: bool = Fal
 
     ``precision`` keeps the changes of those precisions (``"int8"``, ``"nf4,int8-t0"``); filter here rather than
     selecting the precision beforehand, which would drop the baseline the change needs. ``pooled=False``: one row
-    per submission x precision (:func:`change_vs_baseline`); ``pooled=True``: one row per GPU x stack x batch x
-    length x weights x model x precision over its submissions (:func:`pooled_change_frame`), with
+    per submission x precision (:func:`change_vs_baseline`); ``pooled=True``: one row per GPU x engine x stack x
+    batch x length x weights x model x precision over its submissions (:func:`pooled_change_frame`), with
     ``n_submissions`` and ``submission_ids``.
 
     Example::

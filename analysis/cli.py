@@ -16,6 +16,7 @@ DATASET_OPT = typer.Option(
     show_default=False,
 )
 GPU_OPT = typer.Option(None, "--gpu", help="GPU name or a word of it (h200), or a comma list.")
+ENGINE_OPT = typer.Option(None, "--engine", help="Inference engine(s): transformers, llama.cpp (comma list).")
 STACK_OPT = typer.Option(None, "--stack", help="Software stack(s): eager, compiled, compiled-all (comma list).")
 BATCH_OPT = typer.Option(None, "--batch-size", help="Batch size(s), e.g. 1 or 1,8.")
 PRECISION_OPT = typer.Option(None, "--precision", help="Precision(s), e.g. nf4 or nf4,int8-t0 (any case).")
@@ -46,6 +47,7 @@ def _selected(dataset: str, tier: str, **filters: Any) -> Any:
 def crossover_command(
     dataset: str = DATASET_OPT,
     gpu: str | None = GPU_OPT,
+    engine: str | None = ENGINE_OPT,
     stack: str | None = STACK_OPT,
     batch_size: str | None = BATCH_OPT,
     precision: str | None = typer.Option(
@@ -58,17 +60,18 @@ def crossover_command(
 ) -> None:
     """Print the crossover table: the model size where quantization starts to save energy, with its 95% CI.
 
-    One line per GPU x stack x batch size x workload length (prompt+new tokens) x precision x weights; "no
-    crossover between X and Y" when the change in J/token keeps one sign over the measured sizes.
+    One line per GPU x engine x stack x batch size x workload length (prompt+new tokens) x precision x weights;
+    "no crossover between X and Y" when the change in J/token keeps one sign over the measured sizes. Each engine
+    is measured against its own FP16.
 
-    Example: ecocompute crossover --dataset out --gpu h200 --stack compiled-all --batch-size 1 --precision nf4
+    Example: ecocompute crossover --dataset out --gpu h200 --engine transformers --stack compiled-all --precision nf4
     """
     from ecocompute.analysis.crossovers import crossover_frame
     from ecocompute.analysis.render import crossover_rich_table
     from ecocompute.analysis.selection import parse_precisions
 
     wanted = parse_precisions(precision)
-    filters = {"gpu": gpu, "stack": stack, "batch": batch_size}
+    filters = {"gpu": gpu, "engine": engine, "stack": stack, "batch": batch_size}
     measurements = _selected(dataset, tier, **filters)
     windows = _load(dataset, "windows", tier) if n_boot > 0 else None
     baselines = measurements if wanted is None else measurements.filter(
@@ -85,6 +88,7 @@ def crossover_command(
 def j_per_token_command(
     dataset: str = DATASET_OPT,
     gpu: str | None = GPU_OPT,
+    engine: str | None = ENGINE_OPT,
     stack: str | None = STACK_OPT,
     batch_size: str | None = BATCH_OPT,
     precision: str | None = PRECISION_OPT,
@@ -92,7 +96,7 @@ def j_per_token_command(
 ) -> None:
     """Print J/token, Wh per 1,000 tokens and the change against FP16 (else BF16) per model and precision.
 
-    One table per GPU x stack x batch x workload length x weights; the change is pooled over submissions.
+    One table per GPU x engine x stack x batch x workload length x weights; the change is pooled over submissions.
 
     Example: ecocompute j-per-token --dataset out --gpu h200 --stack eager --batch-size 1 --precision fp16,nf4
     """
@@ -100,7 +104,7 @@ def j_per_token_command(
     from ecocompute.analysis.j_per_token import j_per_token_frame
     from ecocompute.analysis.render import j_per_token_rich_table
 
-    measurements = _selected(dataset, tier, gpu=gpu, stack=stack, batch=batch_size)
+    measurements = _selected(dataset, tier, gpu=gpu, engine=engine, stack=stack, batch=batch_size)
     table = j_per_token_frame(measurements)
     pooled = pooled_change_frame(change_frame(measurements))
     if precision is not None:
@@ -120,7 +124,7 @@ def jpt_command(dataset: str = DATASET_OPT) -> None:
     Example: ecocompute jpt --dataset out
     """
     err.print("[yellow]`ecocompute jpt` is deprecated: use `ecocompute j-per-token`[/]")
-    j_per_token_command(dataset, None, None, None, None, "all")
+    j_per_token_command(dataset, None, None, None, None, None, "all")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,9 +1,11 @@
 """The crossover: the model size at which a quantized precision stops costing energy and starts saving it.
 
-A crossover belongs to one GPU, one software stack, one batch size, one workload length, one precision and one
-kind of weights (random-init rows never mix with pretrained ones), so :func:`crossover` answers per
-``gpu_name x software_stack x batch_size x prompt_tokens x new_tokens x precision x weights``. The length matters
-because the prefill is spread over the generated tokens: 512+64 tokens and 128+256 tokens are two curves, never one.
+A crossover belongs to one GPU, one engine, one software stack, one batch size, one workload length, one precision
+and one kind of weights (random-init rows never mix with pretrained ones), so :func:`crossover` answers per
+``gpu_name x engine x software_stack x batch_size x prompt_tokens x new_tokens x precision x weights``. The engine
+matters because its FP16 is its own (llama.cpp's GGUF F16 kernels are not transformers'): a change is taken against
+the same engine's baseline and never pooled across engines. The length matters because the prefill is spread over
+the generated tokens: 512+64 tokens and 128+256 tokens are two curves, never one.
 
 From the dataset (``measurements`` + ``windows``): each submission gives the change of the precision against
 its own FP16 (else BF16) baseline (:func:`ecocompute.analysis.change.change_frame`); submissions of one size
@@ -40,14 +42,14 @@ from ecocompute.analysis.zero_crossing import (
 )
 from ecocompute.schema.errors import UsageError
 
-GROUP_KEYS = ("gpu_name", "software_stack", "batch_size", *WORKLOAD_KEYS, "precision", "weights")
+GROUP_KEYS = ("gpu_name", "engine", "software_stack", "batch_size", *WORKLOAD_KEYS, "precision", "weights")
 # above this many submissions of one size, the loglinear bootstrap draws that size's mean change from a normal
 RESAMPLE_LIMIT = 50
 MEANS_COLUMNS = ("params", "j_per_token_baseline", "j_per_token_quantized")
 RESULT_SCHEMA: dict[str, Any] = {
-    "gpu_name": pl.String, "software_stack": pl.String, "batch_size": pl.Int64, "prompt_tokens": pl.Int64,
-    "new_tokens": pl.Int64, "precision": pl.String, "weights": pl.String, "baseline": pl.String,
-    "status": pl.String, "crossover_params": pl.Float64,
+    "gpu_name": pl.String, "engine": pl.String, "software_stack": pl.String, "batch_size": pl.Int64,
+    "prompt_tokens": pl.Int64, "new_tokens": pl.Int64, "precision": pl.String, "weights": pl.String,
+    "baseline": pl.String, "status": pl.String, "crossover_params": pl.Float64,
     "ci95_low_params": pl.Float64, "ci95_high_params": pl.Float64, "boot_fraction": pl.Float64,
     "params_min": pl.Float64, "params_max": pl.Float64, "n_sizes": pl.Int64, "n_points": pl.Int64,
     "holds": pl.String, "message": pl.String, "method": pl.String, "n_boot": pl.Int64, "seed": pl.Int64,
@@ -362,15 +364,16 @@ def crossover(
     n_boot: int = DEFAULT_N_BOOT,
     seed: int = DEFAULT_SEED,
 ) -> Any:
-    """Model size where quantization stops costing energy, per GPU x stack x batch x length x precision x weights.
+    """Model size where quantization stops costing energy, per GPU x engine x stack x batch x length x precision.
 
-    ``data`` is either the dataset's ``measurements`` table (then pass its ``windows`` table too, for the
-    bootstrap 95% CI) or a table of per-size means with the columns ``params`` (a parameter count, e.g.
-    ``3.0e9``), ``j_per_token_baseline``, ``j_per_token_quantized`` and optionally ``baseline_std``,
-    ``quantized_std``, ``baseline_n``, ``quantized_n`` (or ``n``) and any of ``gpu_name``, ``software_stack``,
-    ``batch_size``, ``prompt_tokens``, ``new_tokens``, ``precision``, ``weights`` to group by (those it lacks
-    are null in the result). The workload length is ``prompt_tokens`` + ``new_tokens``; a measurements table
-    without ``prompt_tokens`` (an older version) groups its rows as one unknown prompt length.
+    One answer per kind of weights too. ``data`` is either the dataset's ``measurements`` table (then pass its
+    ``windows`` table too, for the bootstrap 95% CI) or a table of per-size means with the columns ``params`` (a
+    parameter count, e.g. ``3.0e9``), ``j_per_token_baseline``, ``j_per_token_quantized`` and optionally
+    ``baseline_std``, ``quantized_std``, ``baseline_n``, ``quantized_n`` (or ``n``) and any of ``gpu_name``,
+    ``engine``, ``software_stack``, ``batch_size``, ``prompt_tokens``, ``new_tokens``, ``precision``, ``weights``
+    to group by (those it lacks are null in the result). The workload length is ``prompt_tokens`` +
+    ``new_tokens``; a measurements table without ``prompt_tokens`` (an older version) groups its rows as one
+    unknown prompt length, and one without ``engine`` reads as transformers.
 
     ``method`` is ``"loglinear"`` (interpolate linearly in log10(params) between the two sizes that bracket the
     largest positive-to-negative sign change) or ``"saturating"`` (the curve fit behind the published T4/RTX

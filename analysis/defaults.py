@@ -12,6 +12,9 @@ CONFIGS = ("windows", "measurements", "submissions")
 ALL_SUFFIX = "_all"
 ALL_CONFIGS = (*CONFIGS, *(c + ALL_SUFFIX for c in CONFIGS))
 STACK = "software_stack"  # the software-stack column of the measurements table
+# The engines a measurement names (the collector's registry, ``collector.model.engines.ENGINES``, which this module
+# cannot import: tests/test_constants.py holds the two together); tables before engines read as transformers.
+ENGINES = ("transformers", "llama.cpp")
 # The order precisions are shown in, everywhere (tables, plots, the site, the estimator's choices): the 16-bit
 # baselines, then FP8 (torchao), bitsandbytes' 8-bit and 4-bit, then llama.cpp's GGUF types. Every value of
 # ``schema.models.Precision`` appears once (tests/test_constants.py holds them together).

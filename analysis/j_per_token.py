@@ -1,4 +1,4 @@
-"""Energy per token by GPU x stack x batch x workload length x weights x model x precision."""
+"""Energy per token by GPU x engine x stack x batch x workload length x weights x model x precision."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def j_per_token_frame(measurements: pl.DataFrame) -> pl.DataFrame:
 
 
 def j_per_token_table(measurements: Any) -> Any:
-    """Mean J/token per GPU x stack x batch x workload length x weights x model x precision, over the submissions.
+    """Mean J/token per GPU x engine x stack x batch x length x weights x model x precision, over the submissions.
 
     The workload length is ``prompt_tokens`` + ``new_tokens``: the prefill is spread over the generated tokens, so
     runs of different lengths are different cells, never averaged (``prompt_tokens`` is null for a table without it).

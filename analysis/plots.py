@@ -1,9 +1,10 @@
 """Figures of the dataset, drawn with matplotlib's Agg canvas (no pyplot, no global backend change).
 
-One figure per GPU x stack x batch x workload length x weights: the pooled change in J/token against FP16 (else
-BF16) over model size, a log axis with a tick and label at each measured size, 95% CI bars, and each crossover
-with its 95% CI band. Each is written as SVG, PDF and a 300 dpi PNG whose bytes are stable: matplotlib's default
-style whatever the user's matplotlibrc says, no software or date in any of the three, a fixed SVG id salt.
+One figure per GPU x engine x stack x batch x workload length x weights (an engine other than transformers named
+in its title, so llama.cpp's FP16 never shares a figure with transformers'): the pooled change in J/token against
+FP16 (else BF16) over model size, a log axis with a tick and label at each measured size, 95% CI bars, and each
+crossover with its 95% CI band. Each is written as SVG, PDF and a 300 dpi PNG whose bytes are stable: matplotlib's
+default style whatever the user's matplotlibrc says, no software or date in any of the three, a fixed SVG id salt.
 matplotlib is imported inside the functions, so importing :mod:`ecocompute.analysis` does not need it.
 """
 
@@ -20,7 +21,7 @@ from ecocompute.analysis.defaults import precision_rank
 
 COLORS = {
     "fp16": "#1f77b4", "bf16": "#17becf", "nf4": "#d62728", "nf4-dq": "#ff7f0e", "fp4": "#e377c2",
-    "int8": "#2ca02c", "int8-t0": "#9467bd",
+    "int8": "#2ca02c", "int8-t0": "#9467bd", "q8_0": "#8c564b", "q4_k_m": "#bcbd22",
 }  # fmt: skip
 SIZE_IN = (7.0, 4.5)
 PNG_DPI = 300

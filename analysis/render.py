@@ -10,7 +10,7 @@ from rich.table import Table
 from ecocompute.analysis.crossovers import format_params, format_tokens
 from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import matching
-from ecocompute.analysis.sections import change_text
+from ecocompute.analysis.sections import change_text, engine_words
 
 NO_WRAP = ("change vs FP16", "model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch")
 SHORT_RESULT = {"costs more": "costs more", "saves": "saves", "mixed": "no +/- step"}
@@ -30,8 +30,8 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
 def _change_cell(pooled: pl.DataFrame | None, row: dict[str, object]) -> str:
     if pooled is None or row["precision"] in ("fp16",):
         return ""
-    keys = ["gpu_name", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights", "architecture", "params_total",
-            "precision"]  # fmt: skip
+    keys = ["gpu_name", "engine", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights", "architecture",
+            "params_total", "precision"]  # fmt: skip
     mine = pooled.filter(matching(keys, [row[k] for k in keys]))
     return change_text(mine.row(0, named=True)) if mine.height else ""
 
@@ -39,11 +39,12 @@ def _change_cell(pooled: pl.DataFrame | None, row: dict[str, object]) -> str:
 def j_per_token_rich_table(table: pl.DataFrame, pooled: pl.DataFrame | None = None) -> Group:
     """J/token, Wh per 1,000 tokens and the pooled change per model and precision, a table per group."""
     tables = []
-    keys = ["gpu_name", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights"]
+    keys = ["gpu_name", "engine", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights"]
     for key in table.select(keys).unique().sort(keys, nulls_last=True).iter_rows():
-        gpu, stack, batch, prompt, new, weights = key
+        gpu, engine, stack, batch, prompt, new, weights = key
+        tokens = format_tokens(prompt, new)
         out = _table(
-            f"J/token · {gpu} · {stack} · batch {batch} · {format_tokens(prompt, new)} tokens · {weights}",
+            f"J/token · {gpu} · {engine_words(engine)}{stack} · batch {batch} · {tokens} tokens · {weights}",
             [("model", "l"), ("params", "r"), ("precision", "l"), ("J/token", "r"), ("95% CI", "r"),
              ("Wh/1k tok", "r"), ("tokens/s", "r"), ("static%", "r"), ("change vs FP16", "r"), ("n", "r")],
         )  # fmt: skip
@@ -68,13 +69,18 @@ def _result(row: dict[str, object]) -> str:
 
 
 def crossover_rich_table(table: pl.DataFrame) -> Group:
-    """Crossover and its 95% CI (or which sign holds), a table per GPU x length x weights, a row per stack x batch."""
+    """Crossover and its 95% CI (or which sign holds), a table per GPU x engine x length x weights.
+
+    A row per stack x batch x precision.
+    """
     tables = []
-    keys = [k for k in ("gpu_name", "prompt_tokens", "new_tokens", "weights") if k in table.columns]
+    keys = [k for k in ("gpu_name", "engine", "prompt_tokens", "new_tokens", "weights") if k in table.columns]
     groups = table.select(keys).unique().sort(keys, nulls_last=True).iter_rows() if keys else iter([()])
     for key in groups:
         named = dict(zip(keys, key, strict=True))
         parts = [str(named[k]) for k in ("gpu_name",) if k in named]
+        if engine_words(named.get("engine")):  # transformers goes unnamed, as in every title
+            parts.append(str(named["engine"]))
         if named.get("prompt_tokens") is not None or named.get("new_tokens") is not None:
             parts.append(f"{format_tokens(named.get('prompt_tokens'), named.get('new_tokens'))} tokens")
         parts += [str(named[k]) for k in ("weights",) if k in named]

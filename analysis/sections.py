@@ -15,16 +15,26 @@ from ecocompute.analysis.defaults import STACK, precision_rank
 from ecocompute.analysis.frames import matching
 from ecocompute.analysis.j_per_token import torch_compile_ran
 from ecocompute.analysis.results import Results
+from ecocompute.schema.models import ENGINE
 
-# one table and one figure per GPU x stack x batch x workload length x weights: J/token depends on the length
-# (the prefill is spread over the new tokens), so no table or figure mixes two lengths
-GROUP_KEYS = ("gpu_name", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights")
+# one table and one figure per GPU x engine x stack x batch x workload length x weights: J/token depends on the
+# length (the prefill is spread over the new tokens) and on the engine (its own FP16 kernels), so no table or
+# figure mixes two lengths or two engines
+GROUP_KEYS = ("gpu_name", "engine", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights")
+
+
+def engine_words(engine: object) -> str:
+    """The engine as a title names it: nothing for transformers, the engine of every table before engines."""
+    return "" if engine in (None, ENGINE) else f"{engine} · "
 
 
 def group_title(key: Sequence[object], sep: str = " · ") -> str:
     """A group of GROUP_KEYS for people (a figure passes a newline as ``sep``, so its title fits)."""
-    gpu, stack, batch, prompt, new, weights = key
-    return f"{gpu}{sep}{stack} stack · batch {batch} · {format_tokens(prompt, new)} tokens · {weights} weights"
+    gpu, engine, stack, batch, prompt, new, weights = key
+    return (
+        f"{gpu}{sep}{engine_words(engine)}{stack} stack · batch {batch} · {format_tokens(prompt, new)} tokens · "
+        f"{weights} weights"
+    )
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -138,12 +148,12 @@ def crossover_section(results: Results) -> str:
         if r["ci95_low_params"] is not None and r["ci95_high_params"] is not None:
             ci = f"{format_params(r['ci95_low_params'])}-{format_params(r['ci95_high_params'])}"
         at = format_params(r["crossover_params"]) if r["crossover_params"] is not None else "none"
-        rows.append([r["gpu_name"], r[STACK], str(r["batch_size"]), format_tokens(r["prompt_tokens"], r["new_tokens"]),
-                     r["precision"], r["weights"],
+        rows.append([r["gpu_name"], r["engine"], r[STACK], str(r["batch_size"]),
+                     format_tokens(r["prompt_tokens"], r["new_tokens"]), r["precision"], r["weights"],
                      f"{format_params(r['params_min'])}-{format_params(r['params_max'])} ({r['n_sizes']})", at, ci,
                      r["message"]])  # fmt: skip
-    header = ["GPU", "stack", "batch", "tokens", "precision", "weights", "sizes measured", "crossover", "95% CI",
-              "result"]  # fmt: skip
+    header = ["GPU", "engine", "stack", "batch", "tokens", "precision", "weights", "sizes measured", "crossover",
+              "95% CI", "result"]  # fmt: skip
     return markdown_table(header, rows)
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import polars as pl
 
-from ecocompute.analysis.defaults import PRECISION_ORDER, STACK
+from ecocompute.analysis.defaults import ENGINES, PRECISION_ORDER, STACK
 from ecocompute.analysis.frames import as_polars, like_input
 from ecocompute.schema.errors import UsageError
-from ecocompute.schema.models import Stack
+from ecocompute.schema.models import ENGINE, Stack
 
 TIERS = ("gated", "all")
 WEIGHTS = ("pretrained", "random-init")
@@ -51,6 +51,11 @@ def parse_precisions(value: Choice) -> list[str] | None:
 def parse_stacks(value: Choice) -> list[str] | None:
     """Software-stack names: eager, compiled, compiled-all."""
     return parse_choice(value, [s.value for s in Stack], "stack")
+
+
+def parse_engines(value: Choice) -> list[str] | None:
+    """Engine names: transformers, llama.cpp."""
+    return parse_choice(value, ENGINES, "engine")
 
 
 def parse_batches(value: Choice, held: Sequence[int] = ()) -> list[int] | None:
@@ -96,10 +101,18 @@ def _check_batches(frame: pl.DataFrame, batches: list[int] | None) -> None:
         raise UsageError(f"no rows at batch size {missing[0]}: this table holds {', '.join(map(str, held))}")
 
 
+def _with_engine(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with an ``engine`` column: a measurements table from before engines is transformers' only."""
+    if "engine" in frame.columns or STACK not in frame.columns:  # no stack: not a measurements table, no engine
+        return frame
+    return frame.with_columns(pl.lit(ENGINE).alias("engine"))
+
+
 def select_frame(
     frame: pl.DataFrame,
     *,
     gpu: Choice = None,
+    engine: Choice = None,
     stack: Choice = None,
     batch: Choice = None,
     precision: Choice = None,
@@ -107,6 +120,7 @@ def select_frame(
     tier: str | None = None,
 ) -> pl.DataFrame:
     """Polars core of :func:`select`: filter only on the columns ``frame`` has (a windows table has no GPU)."""
+    columns = frame.columns
     conditions: list[pl.Expr] = []
     chosen: list[tuple[str, list[Any] | None]] = [
         ("precision", parse_precisions(precision)),
@@ -115,6 +129,10 @@ def select_frame(
         ("weights", parse_choice(weights, WEIGHTS, "weights")),
     ]
     _check_batches(frame, chosen[2][1])
+    engines = parse_engines(engine)
+    if engines is not None:
+        frame = _with_engine(frame)
+        chosen.append(("engine", engines))
     if gpu is not None:
         if "gpu_name" not in frame.columns:
             raise UsageError("this table has no gpu_name column: select on the measurements table")
@@ -130,24 +148,27 @@ def select_frame(
         if "passes_cv_gate" not in frame.columns:
             raise UsageError("this table has no passes_cv_gate column: load a dataset of version 0.2 or later")
         conditions.append(pl.col("passes_cv_gate"))
-    return frame.filter(*conditions) if conditions else frame
+    chosen_frame = frame.filter(*conditions) if conditions else frame
+    return chosen_frame.select(columns)  # the engine column _with_engine added is not the table's
 
 
 def select(
     data: Any,
     *,
     gpu: Choice = None,
+    engine: Choice = None,
     stack: Choice = None,
     batch: Choice = None,
     precision: Choice = None,
     weights: Choice = None,
     tier: str | None = None,
 ) -> Any:
-    """Rows of a dataset table by GPU, software stack, batch size, precision, weights and tier.
+    """Rows of a dataset table by GPU, engine, software stack, batch size, precision, weights and tier.
 
     Each filter is one value, a comma list or a list, case-insensitive (``precision="NF4"``,
     ``precision="nf4,int8-t0"``); None keeps every row. ``tier="gated"`` keeps rows that pass the CV gate,
-    ``"all"`` every row (load an ``_all`` config for those). An unknown value raises an error that lists the valid
+    ``"all"`` every row (load an ``_all`` config for those). A table from before engines holds transformers' rows
+    only (``engine="llama.cpp"`` keeps none of them). An unknown value raises an error that lists the valid
     ones. Keep the FP16/BF16 rows when a change or a crossover follows: pass ``precision`` to
     :func:`~ecocompute.analysis.change.change_table` or :func:`~ecocompute.analysis.crossovers.crossover` instead.
     Returns the kind of frame given (polars, or pandas for pandas and a ``datasets.Dataset`` gives polars).
@@ -155,8 +176,8 @@ def select(
     Example::
 
         m = load_dataset("ORG/NAME", "measurements_all", split="train")
-        select(m, gpu="h200", stack="compiled-all", batch=1, precision="nf4,fp16")
+        select(m, gpu="h200", engine="transformers", stack="compiled-all", batch=1, precision="nf4,fp16")
     """
-    chosen = select_frame(as_polars(data, "measurements"), gpu=gpu, stack=stack, batch=batch,
+    chosen = select_frame(as_polars(data, "measurements"), gpu=gpu, engine=engine, stack=stack, batch=batch,
                           precision=precision, weights=weights, tier=tier)  # fmt: skip
     return like_input(chosen, data)

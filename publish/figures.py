@@ -1,6 +1,6 @@
 """Which figures a build draws: the change against FP16 (else BF16) over model size, per group.
 
-One per GPU x stack x batch x workload length x weights measured at two sizes or more, as SVG, PDF and PNG.
+One per GPU x engine x stack x batch x workload length x weights measured at two sizes or more, as SVG, PDF and PNG.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ecocompute.analysis.frames import matching
 from ecocompute.analysis.plots import FORMATS, plot_change
 from ecocompute.analysis.results import Results
 from ecocompute.analysis.sections import GROUP_KEYS, group_title
+from ecocompute.schema.models import ENGINE
 from ecocompute.schema.paths import gpu_slug
 
 
@@ -35,8 +36,10 @@ class FigureRef:
 
 
 def _slug(key: tuple[object, ...]) -> str:
-    gpu, stack, batch, prompt, new, weights = key
-    return f"{gpu_slug(str(gpu))}-{stack}-b{batch}-p{'na' if prompt is None else prompt}-n{new}-{weights}"
+    """The figure's file name: transformers' keep the names they had before engines, others name theirs."""
+    gpu, engine, stack, batch, prompt, new, weights = key
+    engine_part = "" if engine in (None, ENGINE) else f"{str(engine).replace('.', '')}-"
+    return f"{gpu_slug(str(gpu))}-{engine_part}{stack}-b{batch}-p{'na' if prompt is None else prompt}-n{new}-{weights}"
 
 
 def _caption(key: tuple[object, ...], rows: pl.DataFrame, results: Results) -> str:

@@ -22,6 +22,7 @@ from ecocompute.analysis.results import Results
 from ecocompute.analysis.sections import crossover_text
 from ecocompute.analysis.selection import match_gpus
 from ecocompute.schema.errors import EcocomputeError, UsageError
+from ecocompute.schema.models import ENGINE
 
 FINDINGS_FILE = "findings.json"
 SPAN = re.compile(r"<!--\s*finding:([A-Za-z0-9_.-]+)\s*-->(.*?)<!--\s*/finding\s*-->", re.DOTALL)
@@ -33,7 +34,7 @@ class DocsDriftError(EcocomputeError):
 
 @dataclass(frozen=True)
 class Spec:
-    """One finding: what it computes (``kind``) over which rows."""
+    """One finding: what it computes (``kind``) over which rows (of one engine: its FP16 is its own)."""
 
     name: str
     kind: str  # "crossover", "change_range" or "stack_vs_precision"
@@ -41,6 +42,7 @@ class Spec:
     stack: str
     batch: int
     precision: str
+    engine: str = ENGINE
 
 
 SPECS = (
@@ -60,6 +62,10 @@ def _rows(frame: pl.DataFrame, spec: Spec, *, stack: bool = True, precision: boo
     except UsageError:
         return frame.clear()
     conditions = [pl.col("gpu_name").is_in(gpus), pl.col("batch_size") == spec.batch]
+    if "engine" in frame.columns:  # every analysis frame; a measurements table before engines is transformers'
+        conditions.append(pl.col("engine") == spec.engine)
+    elif spec.engine != ENGINE:
+        return frame.clear()
     if stack:
         conditions.append(pl.col(STACK) == spec.stack)
     if precision:
@@ -121,7 +127,8 @@ def compute_findings(results: Results, specs: Sequence[Spec] = SPECS) -> dict[st
     found = {}
     for spec in specs:
         computed = KINDS[spec.kind](results, spec)
-        selection = {"gpu": spec.gpu, "stack": spec.stack, "batch": spec.batch, "precision": spec.precision}
+        selection = {"gpu": spec.gpu, "engine": spec.engine, "stack": spec.stack, "batch": spec.batch,
+                     "precision": spec.precision}  # fmt: skip
         found[spec.name] = {**computed, "config": results.config, "kind": spec.kind, "selection": selection}
     return found
 

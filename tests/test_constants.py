@@ -13,7 +13,7 @@ from ecocompute.estimate import build
 from ecocompute.publish import cache
 from ecocompute.schema import io, tables
 from ecocompute.schema.derive import CV_GATE_PCT, J_PER_WH
-from ecocompute.schema.models import Precision
+from ecocompute.schema.models import ENGINE, Precision
 from ecocompute.validate import core, raw
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,3 +55,10 @@ def test_the_trace_recorder_period_is_the_record_trace_default() -> None:
     default = inspect.signature(record_trace_command).parameters["period_s"].default.default
     assert default == trace.DEFAULT_PERIOD_S == PERIOD_S
     assert sampler.DEFAULT_PERIOD_S > trace.DEFAULT_PERIOD_S  # the sampler's period is its own, not the trace's
+
+
+def test_the_engines_the_analysis_filters_on_are_the_collectors() -> None:
+    from ecocompute.collector.model.engines import ENGINES
+
+    assert sorted(defaults.ENGINES) == sorted(ENGINES)
+    assert defaults.ENGINES[0] == ENGINE  # the engine of every table before engines comes first

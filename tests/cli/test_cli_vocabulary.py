@@ -14,7 +14,7 @@ import typer
 from ecocompute.cli import app, main
 from ecocompute.runner import OPTIONAL_MODULES, extra_for, main_for
 
-SHARED = {"--submissions", "--allowed-signers", "--dataset", "--out", "--gpu", "--stack", "--batch-size",
+SHARED = {"--submissions", "--allowed-signers", "--dataset", "--out", "--gpu", "--engine", "--stack", "--batch-size",
           "--precision", "--json"}  # fmt: skip
 SYNONYMS = {  # a name some command used for a thing the shared vocabulary names otherwise
     "--root": "--submissions", "--submissions-dir": "--submissions", "--file": "--allowed-signers",
@@ -86,6 +86,8 @@ DEFAULTS_DIFFER = {  # an option whose default is not the same in every command,
     "validate-signers to submissions/allowed_signers (the same file); show verifies only when given one",
     "--batch-size": "collect's is the batch it measures; estimate's the question's (batch 1, one user); the "
     "others' select rows (none: all)",
+    "--engine": "collect's is the engine it measures with (transformers); crossover's and j-per-token's select "
+    "rows (none: all)",
     "--stack": "collect's is the stack it measures; estimate's the question's (eager: plain generate()); the "
     "others' select rows (none: all)",
     "--dataset": "required where a build is read; push defaults to the build's usual folder, mcp to the shipped data",

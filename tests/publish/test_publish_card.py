@@ -121,8 +121,8 @@ def test_card_tables_crossover_and_figures(card: str, example_build: BuildResult
     assert re.search(r"\| Qwen2\.5-7B \| 7\.62B \| \d\.\d{4} ±\d\.\d\d% \|", card)
     crossover = card.split("## Crossover", 1)[1].split("## Beyond the gate", 1)[0]
     assert re.search(
-        r"\| Synthetic example GPU \| eager \| 1 \| 128\+256 \| nf4 \| random-init \| 494M-14\.8B \(6\) "
-        r"\| 4\.\d\dB \| 4\.\d\dB-4\.\d\dB \|",
+        r"\| Synthetic example GPU \| transformers \| eager \| 1 \| 128\+256 \| nf4 \| random-init \| "
+        r"494M-14\.8B \(6\) \| 4\.\d\dB \| 4\.\d\dB-4\.\d\dB \|",
         crossover,
     )
     assert "no crossover between 494M and 14.8B: int8 costs more" in crossover
@@ -183,8 +183,8 @@ def test_two_workload_lengths_are_never_pooled_in_the_card_or_the_figures(length
         assert f"### NVIDIA H200 · eager stack · batch 1 · {tokens} tokens · random-init weights" in sections
     assert results.crossovers.filter(pl.col("software_stack") == "eager").height == 2
     table = crossover_section(results)
-    assert f"| NVIDIA H200 | eager | 1 | {other} | nf4 | random-init | 1.1B-7.62B (2) |" in table
-    assert "| NVIDIA H200 | eager | 1 | 128+256 | nf4 | random-init | 1.1B-7.62B (2) |" in table
+    assert f"| NVIDIA H200 | transformers | eager | 1 | {other} | nf4 | random-init | 1.1B-7.62B (2) |" in table
+    assert "| NVIDIA H200 | transformers | eager | 1 | 128+256 | nf4 | random-init | 1.1B-7.62B (2) |" in table
     stack = stack_section(results)
     assert stack.count("| NVIDIA H200 | 1 | 128+256 | random-init | TinyLlama-1.1B |") == 2 and other not in stack
     figures = draw_figures(results, tmp_path)
