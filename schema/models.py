@@ -141,6 +141,11 @@ class Precision(enum.StrEnum):
         """True for the unquantized precisions that quantized ones are compared against."""
         return self in (Precision.FP16, Precision.BF16)
 
+    @property
+    def uses_bitsandbytes(self) -> bool:
+        """True for the precisions bitsandbytes quantizes (a run of one must record its version)."""
+        return self in (Precision.INT8, Precision.INT8_T0, Precision.NF4, Precision.NF4_DQ, Precision.FP4)
+
 
 class Stack(enum.StrEnum):
     """The inference software path.

@@ -200,7 +200,7 @@ def check_fingerprint(payload: Payload) -> list[Finding]:
         "software.transformers": sw.transformers,
         "software.nvml": sw.nvml,
     }
-    if any(not m.precision.is_baseline for m in payload.measurements):
+    if any(m.precision.uses_bitsandbytes for m in payload.measurements):  # not llama.cpp's nor torchao's
         fields["software.bitsandbytes"] = sw.bitsandbytes
     return [
         finding("E-FINGERPRINT", f"payload.{name}", f"{name} is missing ({value!r}): record the real version")

@@ -11,7 +11,7 @@ import pytest
 from factories import make_submission, submission_document
 from validate_helpers import NOW, Tree
 
-from ecocompute.schema.models import Submission
+from ecocompute.schema.models import Precision, Submission
 from ecocompute.validate import checks, windows
 from ecocompute.validate.core import FileResult, validate_files
 from ecocompute.validate.findings import CODES, Finding, Severity, finding, severity_of
@@ -129,6 +129,19 @@ def test_fingerprint_needs_bitsandbytes_only_when_quantized() -> None:
     doc["payload"]["software"]["bitsandbytes"] = "unknown"
     [f] = checks.check_fingerprint(Submission.model_validate(doc).payload)
     assert f.path == "payload.software.bitsandbytes"
+
+
+@pytest.mark.parametrize("names", [("fp16", "q8_0", "q4_k_m"), ("fp16", "fp8-wo"), ("fp16", "int8")])
+def test_fingerprint_needs_bitsandbytes_only_for_its_own_precisions(names: tuple[str, ...]) -> None:
+    """llama.cpp's and torchao's precisions run without bitsandbytes: its absence is an error only beside int8."""
+    doc = submission_document(2, precisions=("fp16",) * len(names))
+    doc["payload"]["software"]["bitsandbytes"] = None
+    payload = Submission.model_validate(doc).payload
+    measurements = [m.model_copy(update={"precision": Precision(n)}) for m, n in zip(payload.measurements, names,
+                                                                                    strict=True)]  # fmt: skip
+    found = checks.check_fingerprint(payload.model_copy(update={"measurements": measurements}))
+    expected = ["payload.software.bitsandbytes"] if "int8" in names else []
+    assert [f.path for f in found] == expected
 
 
 def test_cv_is_recomputed_from_the_windows() -> None:
