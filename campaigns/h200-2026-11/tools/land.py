@@ -169,14 +169,15 @@ def _stage_submissions(
     return plan
 
 
-def _stage_others(folders: list[Path], root: Path, sitting: str, landed: Landed) -> list[tuple[Path, Path]]:
+def _stage_others(folders: list[Path], root: Path, sitting: str, landed: Landed,
+                  campaign: Path = CAMPAIGN) -> list[tuple[Path, Path]]:  # fmt: skip
     """Results and logs: a later archive's copy of a file wins (it grew); a taken name gets the sitting's.
 
     A benchmark's results are NAME.json and its output NAME.txt; output without its .json (a benchmark cut by the
     lease) is filed with the sitting's logs, so the campaign's ``results/`` holds finished results only.
     """
     chosen: dict[Path, Path] = {}
-    logs = root / CAMPAIGN / "logs" / sitting
+    logs = root / campaign / "logs" / sitting
     for folder in folders:
         results = sorted((folder / "results").glob("*")) if (folder / "results").is_dir() else []
         worker_logs = sorted((folder / "logs").glob("*.log")) if (folder / "logs").is_dir() else []
@@ -184,7 +185,7 @@ def _stage_others(folders: list[Path], root: Path, sitting: str, landed: Landed)
             # a benchmark writes NAME.json when it finishes; a NAME.txt alone is the output of one the lease cut
             cut = path.suffix == ".txt" and not path.with_suffix(".json").exists()
             in_logs = path.parent.name == "logs" or path.name.startswith("pytest") or cut
-            chosen[(logs if in_logs else root / CAMPAIGN / "results") / path.name] = path
+            chosen[(logs if in_logs else root / campaign / "results") / path.name] = path
     plan = []
     for target, source in sorted(chosen.items()):
         if target.exists():
@@ -199,7 +200,8 @@ def _stage_others(folders: list[Path], root: Path, sitting: str, landed: Landed)
     return plan
 
 
-def _stage_checkpoints(folders: list[Path], finished: set[str], root: Path, landed: Landed) -> list[tuple[Path, Path]]:
+def _stage_checkpoints(folders: list[Path], finished: set[str], root: Path, landed: Landed,
+                       campaign: Path = CAMPAIGN) -> list[tuple[Path, Path]]:  # fmt: skip
     """Checkpoints of cut runs with a measured window; a later archive's copy wins (it has more windows)."""
     chosen: dict[Path, Path] = {}
     for folder in folders:
@@ -212,7 +214,7 @@ def _stage_checkpoints(folders: list[Path], finished: set[str], root: Path, land
             if state.submission_id in finished or not any(m.windows for m in state.measurements.values()):
                 continue  # the run finished (its submission is here or committed), or measured no window
             name = f"{state.submission_id}.{str(state.config['arch']).lower()}-{state.config['stack']}.partial.json"
-            chosen[root / CAMPAIGN / "checkpoints" / name] = path
+            chosen[root / campaign / "checkpoints" / name] = path
     plan = []
     for target, source in sorted(chosen.items()):
         if not target.exists():
@@ -224,7 +226,7 @@ def _stage_checkpoints(folders: list[Path], finished: set[str], root: Path, land
     return plan
 
 
-def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> Landed:
+def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT, campaign: Path = CAMPAIGN) -> Landed:
     """Unpack, sign, validate and file; see the module's text."""
     missing = [str(a) for a in archives if not a.is_file()]
     if missing:
@@ -243,8 +245,8 @@ def land(archives: list[Path], key: Path, sitting: str, root: Path = ROOT) -> La
         found = _submissions(folders, archives, landed)
         committed = _committed(root)
         plan = _stage_submissions(found, committed, key, staged_signers, root, staging, landed)
-        others = _stage_others(folders, root, sitting, landed)
-        checkpoints = _stage_checkpoints(folders, set(found) | set(committed), root, landed)
+        others = _stage_others(folders, root, sitting, landed, campaign)
+        checkpoints = _stage_checkpoints(folders, set(found) | set(committed), root, landed, campaign)
         # everything is checked: now write, the key line first so that every landed file verifies
         if plan and not known:
             write_bytes_atomic(signers, staged_signers.read_bytes())
@@ -267,15 +269,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("archives", nargs="+", type=Path, help="eco.tgz files from collect.sh, oldest first")
     parser.add_argument("--key", type=Path, required=True, help="the sitting's private key (never committed)")
     parser.add_argument("--sitting", required=True, help="a name for the sitting, e.g. sitting-3")
+    parser.add_argument("--campaign", type=Path, default=CAMPAIGN,
+                        help=f"the campaign folder for results, logs and checkpoints (default {CAMPAIGN})")  # fmt: skip
     args = parser.parse_args(argv)
+    campaign = Path(args.campaign)
+    if campaign.is_absolute() or not (ROOT / campaign).is_dir():
+        sys.stderr.write(f"error: --campaign {campaign}: give a campaign folder relative to {ROOT}, e.g. {CAMPAIGN}\n")
+        return 1
     try:
-        landed = land(args.archives, args.key, args.sitting)
+        landed = land(args.archives, args.key, args.sitting, campaign=campaign)
     except (EcocomputeError, OSError, tarfile.TarError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 1
     for label, paths in (("accepted, in submissions/", landed.accepted),
                          ("E-CV only (all tier), in submissions/", landed.spread_only),
-                         (f"checkpoints of cut runs, in {CAMPAIGN}/checkpoints/", landed.checkpoints),
+                         (f"checkpoints of cut runs, in {campaign}/checkpoints/", landed.checkpoints),
                          ("results and logs", landed.other)):  # fmt: skip
         out(f"{label}: {len(paths)}\n")
         for path in paths:

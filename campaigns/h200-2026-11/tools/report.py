@@ -483,9 +483,20 @@ def compile_bnb_section(results: list[Path]) -> str:
     return "\n".join(lines)
 
 
+ENGINE = "transformers"  # the campaign's engine: llama.cpp's reference runs have their own report (campaigns/llamacpp)
+
+
+def reference_runs(engine: str) -> list[Path]:
+    """The committed reference runs (in submissions/, gate-passing or not) of one engine.
+
+    Files that name no engine are transformers', the only engine before engines were recorded.
+    """
+    return [p for p in sorted(RUNS.rglob("*.json")) if (_load(p).payload.workload.engine or ENGINE) == engine]
+
+
 def committed() -> tuple[list[Path], list[Path]]:
-    """The committed reference runs (in submissions/, gate-passing or not) and the checkpoints of cut runs."""
-    return sorted(RUNS.rglob("*.json")), sorted((HOME / "checkpoints").glob("*.json"))
+    """The campaign's committed runs (its engine's reference runs) and the checkpoints of cut runs."""
+    return reference_runs(ENGINE), sorted((HOME / "checkpoints").glob("*.json"))
 
 
 def render() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import shlex
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -87,3 +88,12 @@ def test_every_queue_line_uses_options_collect_has() -> None:
 def test_the_scripts_parse() -> None:
     for script in sorted((KIT / "tools").glob("*.sh")):
         subprocess.run(["bash", "-n", str(script)], check=True)
+
+
+def test_the_report_is_what_the_committed_runs_give() -> None:
+    """REPORT.md is generated from the committed llama.cpp runs: a run landed without --write fails here."""
+    done = subprocess.run([sys.executable, str(KIT / "tools" / "report.py"), "--check"], capture_output=True, text=True,
+                          check=False, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = (KIT / "REPORT.md").read_text(encoding="utf-8")
+    assert "| llama.cpp | eager |" in text  # the committed H200 run is in it, with its engine
