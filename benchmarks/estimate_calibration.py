@@ -62,17 +62,18 @@ def held_out_cases(artifact: dict[str, Any]) -> list[dict[str, Any]]:
     return cases
 
 
-def run_case(artifact: dict[str, Any], case: dict[str, Any], curves: dict[str, Any]) -> dict[str, Any]:
-    """Predict one held-out case from an artifact rebuilt without it."""
+def run_case(artifact: dict[str, Any], case: dict[str, Any], curves: dict[str, Any]) -> dict[str, Any] | None:
+    """Predict one held-out case from an artifact rebuilt without it; None when nothing else answers it."""
     runs = [r for i, r in enumerate(artifact["runs"]) if i not in set(case["members"])]
     rebuilt = artifact_from_runs(runs, dataset_info(runs, artifact["dataset"]["version"], None))
     group = case["group"]
     tier = "all" if group["source"] == "measured" else "published"
     question = Question(gpu=group["gpu"], params_b=case["params_b"], precision=group["precision"],
-                        stack=group["stack"], batch_size=group["batch_size"], tier=tier)  # fmt: skip
+                        stack=group["stack"], batch_size=group["batch_size"], tier=tier,
+                        engine=group.get("engine", "transformers"))  # fmt: skip
     answer = estimate(question, rebuilt)
     if answer.change_pct is None or answer.change_ci95 is None:
-        raise ValueError(f"{group['id']}: no evidence is left once the case is held out")
+        return None  # no evidence is left once the case is held out (one run, one size): nothing to score
     observed = 100 * (math.exp(case["observed_y"]) - 1)
     low, high = answer.change_ci95
     seed = seed_change(curves, group["arch"], group["precision"], case["params_b"])
@@ -110,7 +111,10 @@ def main() -> int:
     curves = json.loads(args.curves.read_text(encoding="utf-8"))
     artifact = load_artifact()
     started = time.perf_counter()
-    rows = [run_case(artifact, case, curves) for case in held_out_cases(artifact)]
+    cases = held_out_cases(artifact)
+    scored = [(case, run_case(artifact, case, curves)) for case in cases]
+    rows = [row for _case, row in scored if row is not None]
+    unscored = sorted(str(case["group"]["id"]) for case, row in scored if row is None)
     by = {
         "all": summarize(rows),
         "measured": summarize([r for r in rows if r["source"] == "measured"]),
@@ -119,7 +123,7 @@ def main() -> int:
     for basis in sorted({r["basis"] for r in rows}):
         by[f"basis:{basis}"] = summarize([r for r in rows if r["basis"] == basis])
     result = {"artifact_dataset_version": artifact["dataset"]["version"], "seconds": time.perf_counter() - started,
-              "summary": by, "rows": rows}  # fmt: skip
+              "summary": by, "rows": rows, "unscored": unscored}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for name, s in by.items():
@@ -131,6 +135,8 @@ def main() -> int:
         if s["n"]:
             print(f"{name:26s} n={s['n']:3d} median |error| {s['median_abs_error_pp']:6.1f} pp, "
                   f"coverage {100 * s['coverage_95']:5.1f}%{extra}")  # fmt: skip
+    if unscored:
+        print(f"not scored: {len(unscored)} case(s) with no other evidence once held out ({', '.join(unscored)})")
     print(f"wrote {args.out}")
     return 0
 

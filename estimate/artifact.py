@@ -11,7 +11,7 @@ from typing import Any
 
 from ecocompute.schema.errors import UsageError
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: groups and runs carry their engine; a 1.0 artifact reads as transformers'
 ARTIFACT = "artifact.json"
 
 

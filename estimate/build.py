@@ -1,9 +1,11 @@
 """Build the estimator's artifact: the dataset's tables (and the literature tier) -> one versioned JSON file.
 
 The artifact holds the evidence as *runs* (one quantized-vs-FP16 pair of one submission, or one published row),
-grouped by card x stack x batch x workload length x precision x weights (x session for published rows), each group's
-cells (one per model size) and fits, the variance terms every answer uses (estimated here, from the data), and
-each group's crossover. :func:`artifact_from_runs` is the one place all of it is computed; the engine only reads.
+grouped by card x engine x stack x batch x workload length x precision x weights (x session for published rows),
+each group's cells (one per model size) and fits, the variance terms every answer uses (estimated here, from the
+data), and each group's crossover. :func:`artifact_from_runs` is the one place all of it is computed; the engine
+only reads. A run's change is against its own submission's FP16, so of its own inference engine; no variance term
+pairs groups of two engines, and rows from tables before engines (and the literature tier) are transformers'.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ecocompute.estimate.artifact import SCHEMA_VERSION, gpu_table
 from ecocompute.estimate.engine import Z95, group_predict, nearest
 from ecocompute.estimate.fits import group_fits
 from ecocompute.estimate.literature import literature_runs
+from ecocompute.estimate.models import ENGINE
 from ecocompute.schema.derive import CV_GATE_PCT
 
 Run = dict[str, Any]
@@ -27,7 +30,7 @@ SIZE_TOL_LN = 0.05  # sizes within 5% are one cell: a 7.62B question is the 7.62
 GATE_CV_PCT = CV_GATE_PCT  # the validator's gate, until the tables carry passes_cv_gate
 GRID = 241
 FLOOR_VAR = 1e-8
-GROUP_KEYS = ("source", "gpu", "arch", "stack", "batch_size", "prompt_tokens", "new_tokens", "precision",
+GROUP_KEYS = ("source", "gpu", "arch", "engine", "stack", "batch_size", "prompt_tokens", "new_tokens", "precision",
               "weights", "session")  # fmt: skip
 
 
@@ -49,24 +52,28 @@ def measured_runs(measurements: pl.DataFrame, submissions: pl.DataFrame) -> list
     usable = measurements.filter(
         pl.col("error").is_null() & (pl.col("n_windows") > 0) & pl.col("j_per_token_mean").is_not_null()
     )
+    if "engine" not in usable.columns:  # a table from before engines: every row is transformers'
+        usable = usable.with_columns(pl.lit(ENGINE).alias("engine"))
+    usable = usable.with_columns(pl.col("engine").fill_null(ENGINE))
     if "passes_cv_gate" not in usable.columns:
         usable = usable.with_columns((pl.col("cv_pct") < GATE_CV_PCT).alias("passes_cv_gate"))
     archs = dict(submissions.select("submission_id", "gpu_arch").iter_rows())
     created = {sid: at.isoformat() if hasattr(at, "isoformat") else str(at)
                for sid, at in submissions.select("submission_id", "created_at").iter_rows()}  # fmt: skip
     base = usable.filter(pl.col("precision") == "fp16")
-    by_id = {row["submission_id"]: row for row in base.iter_rows(named=True)}
+    by_id = {(row["submission_id"], row["engine"]): row for row in base.iter_rows(named=True)}
     runs = []
     for row in usable.filter(pl.col("precision") != "fp16").sort("submission_id", "precision").iter_rows(named=True):
-        fp16 = by_id.get(row["submission_id"])
+        fp16 = by_id.get((row["submission_id"], row["engine"]))
         if fp16 is None:
             continue
         jq, jb = row["j_per_token_mean"], fp16["j_per_token_mean"]
         w = sum(((r["j_per_token_std"] or 0.0) / r["j_per_token_mean"]) ** 2 / r["n_windows"] for r in (row, fp16))
         runs.append({
             "source": "measured", "gpu": _canonical_gpu(row["gpu_name"]), "arch": archs[row["submission_id"]],
-            "stack": row[stack], "batch_size": row["batch_size"], "prompt_tokens": row["prompt_tokens"],
-            "new_tokens": row["new_tokens"], "precision": row["precision"], "weights": row["weights"],
+            "engine": row["engine"], "stack": row[stack], "batch_size": row["batch_size"],
+            "prompt_tokens": row["prompt_tokens"], "new_tokens": row["new_tokens"], "precision": row["precision"],
+            "weights": row["weights"],
             "session": None, "params_b": row["params_total"] / 1e9, "model": row["model_id"],
             "y": math.log(jq / jb), "w": w, "j_q": jq, "j_b": jb,
             "tps_q": row.get("tokens_per_s"), "tps_b": fp16.get("tokens_per_s"),
@@ -127,14 +134,19 @@ def _cell(runs: list[Run], tau2: float) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _tau2_by_stack(keyed: dict[tuple[Any, ...], list[list[Run]]]) -> dict[tuple[str, str], float]:
-    """tau2 per (source, stack), falling back to the source's pool where a stack has no repeated cell."""
-    result: dict[tuple[str, str], float] = {}
+def _source_engine_stack(key: tuple[Any, ...]) -> tuple[str, str, str]:
+    label = dict(zip(GROUP_KEYS, key, strict=True))
+    return label["source"], label["engine"], label["stack"]
+
+
+def _tau2_by_stack(keyed: dict[tuple[Any, ...], list[list[Run]]]) -> dict[tuple[str, str, str], float]:
+    """tau2 per (source, engine, stack), falling back to the source's pool where one has no repeated cell."""
+    result: dict[tuple[str, str, str], float] = {}
     for source in ("measured", "published"):
         overall, _ = pooled_tau2(cells for key, cells in keyed.items() if key[0] == source)
-        for stack in sorted({key[3] for key in keyed if key[0] == source}):
-            value, dof = pooled_tau2(cells for key, cells in keyed.items() if key[0] == source and key[3] == stack)
-            result[(source, stack)] = value if dof else overall
+        for where in sorted({_source_engine_stack(key) for key in keyed if key[0] == source}):
+            value, dof = pooled_tau2(cells for key, cells in keyed.items() if _source_engine_stack(key) == where)
+            result[where] = value if dof else overall
     return result
 
 
@@ -142,7 +154,8 @@ def _group(key: tuple[Any, ...], cells_runs: list[list[Run]], tau2: float, tier:
     label = dict(zip(GROUP_KEYS, key, strict=True))
     cells = [_cell(runs, tau2) for runs in cells_runs]
     doi = next((r["doi"] for runs in cells_runs for r in runs if r.get("doi")), None)
-    parts = [label["source"], label["gpu"], label["stack"], f"b{label['batch_size']}", label["precision"]]
+    engine = [] if label["engine"] == ENGINE else [label["engine"]]  # transformers' ids are the ones before engines
+    parts = [label["source"], label["gpu"], *engine, label["stack"], f"b{label['batch_size']}", label["precision"]]
     if label["session"]:
         parts.append(str(label["session"]))
     if label["weights"] != "pretrained":
@@ -164,14 +177,14 @@ def build_groups(runs: Sequence[Run]) -> list[dict[str, Any]]:
     tau2 = _tau2_by_stack(cells_by_key)
     groups = []
     for key in sorted(cells_by_key, key=lambda k: tuple(str(v) for v in k)):
-        source, stack = key[0], key[3]
-        if source == "published":
-            groups.append(_group(key, cells_by_key[key], tau2[(source, stack)], "published"))
+        where = _source_engine_stack(key)
+        if where[0] == "published":
+            groups.append(_group(key, cells_by_key[key], tau2[where], "published"))
             continue
-        groups.append(_group(key, cells_by_key[key], tau2[(source, stack)], "all"))
+        groups.append(_group(key, cells_by_key[key], tau2[where], "all"))
         gated = [r for r in keyed[key] if r["passes_cv_gate"]]
         if gated:
-            groups.append(_group(key, _cells_of(gated), tau2[(source, stack)], "gate"))
+            groups.append(_group(key, _cells_of(gated), tau2[where], "gate"))
     return groups
 
 
@@ -202,12 +215,15 @@ def estimate_kappa2(groups: Sequence[dict[str, Any]], source: str) -> float:
 
 
 def _pairs(groups: Sequence[dict[str, Any]], related: Any) -> float | None:
-    """Mean of ``(y_a - y_b)^2 - v_a - v_b`` over cells of one size in related groups (None without pairs)."""
+    """Mean of ``(y_a - y_b)^2 - v_a - v_b`` over cells of one size in related groups (None without pairs).
+
+    Only groups of one engine and one precision are related: a change is against the engine's own FP16.
+    """
     values = []
     usable = [g for g in groups if g["tier"] != "gate"]
     for i, a in enumerate(usable):
         for b in usable[i + 1 :]:
-            if a["precision"] != b["precision"] or not related(a, b):
+            if a["precision"] != b["precision"] or a["engine"] != b["engine"] or not related(a, b):
                 continue
             for cell in a["cells"]:
                 j, dist = nearest(b["cells"], cell["x"])
@@ -301,7 +317,11 @@ def crossover(group: dict[str, Any], constants: dict[str, Any]) -> dict[str, Any
 
 
 def artifact_from_runs(runs: Sequence[Run], dataset: dict[str, Any]) -> dict[str, Any]:
-    """The whole artifact from the runs (measured and published) and the dataset's identity."""
+    """The whole artifact from the runs (measured and published) and the dataset's identity.
+
+    A run without an engine (from an artifact of schema 1.0) is transformers'.
+    """
+    runs = [run if "engine" in run else {**run, "engine": ENGINE} for run in runs]
     groups = build_groups(runs)
     kappa2 = {source: estimate_kappa2(groups, source) for source in ("measured", "published")}
     cross = cross_terms(groups)

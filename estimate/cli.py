@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ecocompute.console import out
-from ecocompute.estimate.models import PRECISIONS
+from ecocompute.estimate.models import ENGINES, PRECISIONS
 from ecocompute.schema.errors import UsageError
 
 ARTIFACT_OPT = typer.Option(
@@ -23,6 +23,9 @@ def estimate_command(
     precision: str = typer.Option(..., "--precision", help=f"{', '.join(PRECISIONS[:-1])} or {PRECISIONS[-1]}."),
     params_b: float | None = typer.Option(None, "--params-b", help="Model size in billions of parameters."),
     model: str | None = typer.Option(None, "--model", help="Hugging Face model id (size from the local cache)."),
+    engine: str = typer.Option(
+        ENGINES[0], "--engine", help=f"Inference engine: {' or '.join(ENGINES)}; answered from its own runs only."
+    ),
     stack: str = typer.Option("eager", "--stack", help="eager, compiled or compiled-all."),
     batch_size: int = typer.Option(1, "--batch-size", help="Sequences per generate() call."),
     prompt_tokens: int = typer.Option(128, "--prompt-tokens", help="Prompt tokens per sequence."),
@@ -31,15 +34,18 @@ def estimate_command(
     artifact: Path | None = ARTIFACT_OPT,
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
 ) -> None:
-    """Estimate the change in energy per token of a precision against FP16, with its 95% interval.
+    """Estimate the change in energy per token of a precision against the engine's FP16, with its 95% interval.
 
     Example: ecocompute estimate --gpu H200 --params-b 7.6 --precision nf4 --stack compiled-all
+
+    Example: ecocompute estimate --gpu H200 --params-b 1.5 --precision q4_k_m --engine llama.cpp
     """
     from ecocompute.estimate import Question, estimate, load_artifact
     from ecocompute.estimate.render import answer_table, question_from
 
     question = question_from(
-        gpu=gpu, params_b=params_b, model=model, precision=precision, stack=stack, batch_size=batch_size,
+        gpu=gpu, params_b=params_b, model=model, precision=precision, engine=engine, stack=stack,
+        batch_size=batch_size,
         prompt_tokens=prompt_tokens, new_tokens=new_tokens, tier=tier,
     )  # fmt: skip
     answer = estimate(Question.model_validate(question), load_artifact(artifact))

@@ -12,6 +12,10 @@ groups of evidence that answer it and reads their curves at the asked size. All 
 - borrowing: ``card2`` (another card of the architecture), ``arch2`` (another architecture), ``config2`` per stack
   or batch step that differs.
 
+Evidence never crosses engines: a question names one (``engine``, transformers by default) and only that engine's
+groups answer it, since each engine's change is against its own FP16. A group without an engine (an artifact of
+schema 1.0) is transformers'.
+
 Kept free of numpy and pydantic so that the JavaScript copy can stay the same shape.
 """
 
@@ -24,6 +28,12 @@ Group = dict[str, Any]
 Artifact = dict[str, Any]
 Z95 = 1.959963984540054
 CARD_LEVELS = ("same-card", "same-architecture", "other-architecture")
+ENGINE = "transformers"  # the engine of a question or group that names none
+
+
+def engine_of(item: dict[str, Any]) -> str:
+    """The inference engine of a group or question (transformers where it names none)."""
+    return str(item.get("engine") or ENGINE)
 
 
 def interp_predict(cells: list[dict[str, Any]], x: float) -> tuple[float, float]:
@@ -89,11 +99,14 @@ def config_distance(group: Group, question: dict[str, Any]) -> int:
 
 
 def donors(artifact: Artifact, question: dict[str, Any], gpu: dict[str, Any], sources: tuple[str, ...]) -> list[Group]:
-    """The groups that answer the question: the best level of card, configuration, source and weights."""
+    """The groups that answer the question: its engine's, at the best level of card, configuration, source, weights."""
     best: tuple[int, int, int, int] | None = None
     chosen: list[Group] = []
+    engine = engine_of(question)
     for group in artifact["groups"]:
         if group["precision"] != question["precision"] or group["source"] not in sources:
+            continue
+        if engine_of(group) != engine:
             continue
         if group["source"] == "measured" and group["tier"] != question["tier"]:
             continue
@@ -320,25 +333,39 @@ def evaluate(artifact: Artifact, question: dict[str, Any], params_b: float) -> d
 
 
 def _not_measured(artifact: Artifact, question: dict[str, Any], sources: tuple[str, ...]) -> dict[str, Any]:
-    """No group of the asked tier holds the precision, on any card: every figure None, and the reason why."""
-    precision, tier = question["precision"], question["tier"]
-    held = sorted({g["precision"] for g in artifact["groups"]
-                   if g["source"] in sources and (g["source"] != "measured" or g["tier"] == tier)})  # fmt: skip
+    """No group of the asked engine and tier holds the precision, on any card: every figure None, and why."""
+    precision, tier, engine = question["precision"], question["tier"], engine_of(question)
+    in_tier = [g for g in artifact["groups"]
+               if g["source"] in sources and (g["source"] != "measured" or g["tier"] == tier)]  # fmt: skip
+    held = sorted({g["precision"] for g in in_tier if engine_of(g) == engine})
     where = (
         "the literature tier" if tier == "published" else f"tier {tier} of dataset v{artifact['dataset']['version']}"
     )
+    engines = sorted({engine_of(g) for g in in_tier if g["precision"] == precision and engine_of(g) != engine})
+    if engines:  # another engine measured it: its change is against its own FP16, so it is never borrowed
+        text = (f"{where} holds no {precision} run with engine {engine} (it holds {', '.join(held) or 'none'}); "
+                f"engine {', '.join(engines)} does: ask with that engine for an estimate")  # fmt: skip
+        advice = f"no estimate with engine {engine}: ask with engine {engines[0]}"
+        return _no_figures(tier, [reason("engine-not-measured", text)], advice)
+    where += "" if engine == ENGINE else f" with engine {engine}"
     text = (f"{precision} has not been measured yet: {where} holds no {precision} run on any card (it holds "
             f"{', '.join(held) or 'none'}); no figure is given without one")  # fmt: skip
     advice = (f"no estimate: measure {precision} against fp16 and submit the run (ecocompute collect "
               f"--precisions fp16,{precision})")  # fmt: skip
-    others = sorted({g["tier"] for g in artifact["groups"] if g["precision"] == precision and g["tier"] != tier})
+    others = sorted({g["tier"] for g in artifact["groups"]
+                     if g["precision"] == precision and g["tier"] != tier and engine_of(g) == engine})  # fmt: skip
     if others:  # measured, but not in the tier asked (runs above the CV gate, or no published figure)
         text = (f"{where} holds no {precision} run on any card; tier {', '.join(others)} does: ask with that "
                 "tier for an estimate")  # fmt: skip
         advice = f"no estimate in tier {tier}: ask with tier {others[0]}, or measure {precision} again"
+    return _no_figures(tier, [reason("not-measured", text)], advice)
+
+
+def _no_figures(tier: str, reasons: list[dict[str, str]], advice: str) -> dict[str, Any]:
+    """An answer with every figure None: the reasons and the advice say why and what to do."""
     return {
         "change_pct": None, "change_ci95": None, "j_per_token": None, "wh_per_1k_tokens": None, "crossover": None,
-        "basis": "not-measured", "source": "none", "tier": tier, "reasons": [reason("not-measured", text)],
+        "basis": "not-measured", "source": "none", "tier": tier, "reasons": reasons,
         "confidence": "low", "recommendation": {"code": "not-measured", "text": advice}, "fits": {}, "groups": [],
         "submission_ids": [], "dois": [], "quality": None, "published": None,
     }  # fmt: skip
@@ -371,10 +398,17 @@ def _published_view(
     }
 
 
+def _paired_precision(artifact: Artifact, question: dict[str, Any]) -> str:
+    """The precision whose groups carry the engine's FP16 J/token: nf4 where the engine has it, else its first."""
+    engine = engine_of(question)
+    held = sorted({g["precision"] for g in artifact["groups"] if engine_of(g) == engine})
+    return "nf4" if "nf4" in held or not held else held[0]
+
+
 def _baseline(artifact: Artifact, question: dict[str, Any], gpu: dict[str, Any], x: float,
               sources: tuple[str, ...]) -> dict[str, Any]:  # fmt: skip
-    """FP16 against itself: no change; J/token of the baseline where this card was measured."""
-    asked = {**question, "precision": "nf4"}
+    """FP16 against itself: no change; J/token of the engine's baseline where this card was measured."""
+    asked = {**question, "precision": _paired_precision(artifact, question)}
     chosen = [g for g in donors(artifact, asked, gpu, sources)]
     same = bool(chosen) and card_level(chosen[0], gpu) == 0 and config_distance(chosen[0], question) == 0
     jb = j_per_token(chosen, x, "ln_jb", artifact["constants"]) if same else None

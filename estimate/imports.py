@@ -58,8 +58,8 @@ def report_run(report: dict[str, Any], where: str, *, allow_illustrative: bool =
         raise UsageError(f"{where} lacks energy_per_token_mj, its FP16 baseline or workload.params_b: not imported")
     quality = report.get("quality") or {}
     return {
-        "source": "published", "gpu": sut["gpu"], "arch": sut["gpu_arch"].lower(), "stack": "eager",
-        "batch_size": workload["batch_size"], "prompt_tokens": None,
+        "source": "published", "gpu": sut["gpu"], "arch": sut["gpu_arch"].lower(), "engine": "transformers",
+        "stack": "eager", "batch_size": workload["batch_size"], "prompt_tokens": None,
         "new_tokens": report["measurement"].get("tokens_per_run"), "precision": workload["precision"].lower(),
         "weights": "pretrained", "session": f"import:{sut['gpu']}:{str(report.get('timestamp_utc', ''))[:10]}",
         "params_b": float(workload["params_b"]), "model": workload["model_name"], "y": math.log(quant / fp16),

@@ -25,7 +25,7 @@ def literature_row_run(row: dict[str, str]) -> Run:
     w = (std / quant) ** 2 / n_runs if std is not None else 0.0  # no spread of its own: tau2 and sessions cover it
     replicate = row.get("replicate") or ""
     return {
-        "source": "published", "gpu": row["gpu"], "arch": row["arch"], "stack": "eager",
+        "source": "published", "gpu": row["gpu"], "arch": row["arch"], "engine": "transformers", "stack": "eager",
         "batch_size": int(row.get("batch_size") or 1), "prompt_tokens": None, "new_tokens": 256,
         "precision": row["precision"], "weights": "pretrained", "session": row["session"],
         "params_b": float(row["params_b"]), "model": row["model"], "y": math.log(quant / fp16), "w": w,

@@ -6,16 +6,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Precision = Literal["fp16", "bf16", "fp8-wo", "fp8-dyn", "int8", "int8-t0", "nf4"]
+Precision = Literal["fp16", "bf16", "fp8-wo", "fp8-dyn", "int8", "int8-t0", "nf4", "q8_0", "q4_k_m"]
+Engine = Literal["transformers", "llama.cpp"]
 Stack = Literal["eager", "compiled", "compiled-all"]
 Tier = Literal["all", "gate", "published"]
-PRECISIONS: tuple[str, ...] = ("fp16", "bf16", "fp8-wo", "fp8-dyn", "int8", "int8-t0", "nf4")  # analysis's order
+PRECISIONS: tuple[str, ...] = ("fp16", "bf16", "fp8-wo", "fp8-dyn", "int8", "int8-t0", "nf4", "q8_0", "q4_k_m")
+ENGINES: tuple[str, ...] = ("transformers", "llama.cpp")  # analysis's ENGINES; a group without one is transformers'
+ENGINE = ENGINES[0]
 STACKS: tuple[str, ...] = ("eager", "compiled", "compiled-all")
 TIERS: tuple[str, ...] = ("all", "gate", "published")
 
 
 class Question(BaseModel):
-    """What a precision costs against FP16 for a card, model size, stack, batch and workload."""
+    """What a precision costs against the same engine's FP16 for a card, engine, model size, stack, batch, workload."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -26,7 +29,11 @@ class Question(BaseModel):
     )
     precision: Precision = Field(
         description="fp16, bf16, fp8-wo (torchao FP8 weights), fp8-dyn (FP8 weights and activations), int8 "
-        "(threshold 6.0), int8-t0 (threshold 0.0) or nf4."
+        "(threshold 6.0), int8-t0 (threshold 0.0), nf4, or llama.cpp's q8_0 or q4_k_m."
+    )
+    engine: Engine = Field(
+        "transformers",
+        description="transformers or llama.cpp: the inference engine; its FP16 is its own, never the other's.",
     )
     stack: Stack = Field("eager", description="eager, compiled or compiled-all.")
     batch_size: int = Field(1, ge=1, le=4096, description="Sequences per generate() call.")
@@ -53,7 +60,7 @@ class Reason(BaseModel):
 
 
 class Crossover(BaseModel):
-    """Where the change crosses zero for the card, stack and batch that answered."""
+    """Where the change crosses zero for the card, engine, stack and batch that answered."""
 
     status: Literal["crossover", "none-in-measured-range", "insufficient-data"]
     params_b: float | None
@@ -102,7 +109,9 @@ class Answer(BaseModel):
     crossover: Crossover | None
     basis: Literal[
         "measured", "interpolated", "extrapolated", "other-card", "other-architecture", "baseline", "not-measured"
-    ] = Field(description="not-measured: no card has a run of this precision in the asked tier yet.")
+    ] = Field(
+        description="not-measured: no card has a run of this precision with the asked engine in the asked tier yet."
+    )
     source: Literal["measured", "published", "definition", "none"]
     tier: str
     reasons: list[Reason]

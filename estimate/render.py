@@ -36,7 +36,7 @@ def answer_table(answer: Answer) -> Table:
     """The answer as a two-column table."""
     q = answer.question
     title = f"{q.precision} vs fp16 on {answer.gpu_resolved.name or answer.gpu_resolved.arch}, {answer.params_b:.3g}B"
-    table = Table(title=f"{title}, {q.stack}, batch {q.batch_size}", show_header=False)
+    table = Table(title=f"{title}, {q.engine}, {q.stack}, batch {q.batch_size}", show_header=False)
     if answer.change_pct is None or answer.change_ci95 is None:
         table.add_row("change in J/token", "not measured yet: no estimate")
     else:

@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from ecocompute.estimate.api import EstimateError, estimate
 from ecocompute.estimate.artifact import load_artifact
-from ecocompute.estimate.models import Answer, Precision, Question, Stack, Tier
+from ecocompute.estimate.engine import engine_of
+from ecocompute.estimate.models import Answer, Engine, Precision, Question, Stack, Tier
 from ecocompute.schema.errors import UsageError
 
 
@@ -68,6 +69,7 @@ def create_app(artifact_path: Path | str | None = None) -> FastAPI:
         precision: Precision,
         params_b: Annotated[float | None, Query(gt=0, le=2000)] = None,
         model: str | None = None,
+        engine: Engine = "transformers",
         stack: Stack = "eager",
         batch_size: Annotated[int, Query(ge=1, le=4096)] = 1,
         prompt_tokens: Annotated[int, Query(ge=1)] = 128,
@@ -80,6 +82,7 @@ def create_app(artifact_path: Path | str | None = None) -> FastAPI:
             "precision": precision,
             "params_b": params_b,
             "model": model,
+            "engine": engine,
             "stack": stack,
             "batch_size": batch_size,
             "prompt_tokens": prompt_tokens,
@@ -104,16 +107,20 @@ def create_app(artifact_path: Path | str | None = None) -> FastAPI:
         return {"gpus": rows, "dataset": artifact["dataset"]}
 
     @app.get("/v1/crossovers")
-    async def crossovers(gpu: str | None = None, precision: Precision | None = None) -> dict[str, Any]:
-        """Every group's crossover (card, stack, batch, precision, source), with its interval and range."""
+    async def crossovers(
+        gpu: str | None = None, precision: Precision | None = None, engine: Engine | None = None
+    ) -> dict[str, Any]:
+        """Every group's crossover (card, engine, stack, batch, precision, source), with its interval and range."""
         rows = []
         for g in artifact["groups"]:
             if gpu is not None and g["gpu"].lower() != gpu.lower():
                 continue
             if precision is not None and g["precision"] != precision:
                 continue
-            rows.append({k: g[k] for k in ("id", "source", "tier", "gpu", "arch", "stack", "batch_size", "precision",
-                                            "session", "doi")} | {"crossover": g["crossover"]})  # fmt: skip
+            if engine is not None and engine_of(g) != engine:
+                continue
+            keys = ("id", "source", "tier", "gpu", "arch", "stack", "batch_size", "precision", "session", "doi")
+            rows.append({k: g[k] for k in keys} | {"engine": engine_of(g), "crossover": g["crossover"]})
         return {"crossovers": rows, "dataset": artifact["dataset"]}
 
     @app.get("/v1/noop", include_in_schema=False)

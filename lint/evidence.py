@@ -164,10 +164,15 @@ class Evidence:
 
     @cached_property
     def _run_logs(self) -> dict[tuple[str, str, int, str, str], list[float]]:
-        """(card, stack, batch, precision, model) -> ln J/token of each measured run (FP16 from each run's baseline)."""
+        """(card, stack, batch, precision, model) -> ln J/token of each measured run (FP16 from each run's baseline).
+
+        transformers' runs only: the linter reads transformers code, and another engine's FP16 is not its baseline.
+        """
         cells: dict[tuple[str, str, int, str, str], dict[str, float]] = defaultdict(dict)
         for run in self.artifact.get("runs", []):
             if run.get("source") != "measured" or not run.get("j_q") or not run.get("j_b"):
+                continue
+            if run.get("engine", "transformers") != "transformers":  # an artifact of schema 1.0 is transformers'
                 continue
             key = (run["gpu"], run["stack"], int(run["batch_size"]), run["precision"], run["model"])
             cells[key][run["submission_id"]] = math.log(run["j_q"])

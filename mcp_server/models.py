@@ -11,10 +11,11 @@ from ecocompute.mcp_server.provenance import Provenance
 
 
 class GpuRange(BaseModel):
-    """A card x stack x batch size with measurements, and what was measured there."""
+    """A card x engine x stack x batch size with measurements, and what was measured there."""
 
     gpu: str
     arch: str
+    engine: str = Field(description="The inference engine (transformers, llama.cpp).")
     stack: str
     batch_size: int
     params_b_min: float = Field(description="Smallest model measured, billions of parameters.")
@@ -26,9 +27,10 @@ class GpuRange(BaseModel):
 
 
 class CrossoverResult(BaseModel):
-    """Where a precision's change against FP16 crosses zero on a card, stack and batch size."""
+    """Where a precision's change against the engine's FP16 crosses zero on a card, engine, stack and batch size."""
 
     gpu: str
+    engine: str
     stack: str
     batch_size: int
     precision: str
@@ -48,6 +50,7 @@ class MeasurementRow(BaseModel):
     source: str
     gpu: str
     arch: str
+    engine: str = Field(description="The inference engine; the change is against this engine's own FP16.")
     stack: str
     batch_size: int
     model: str | None
@@ -71,13 +74,14 @@ class Measurements(BaseModel):
 
 
 class Candidate(BaseModel):
-    """One configuration on the card: precision, stack and batch size, with its estimated cost and speed."""
+    """One configuration on the card: engine, precision, stack and batch size, with its estimated cost and speed."""
 
+    engine: str
     precision: str
     stack: str
     batch_size: int
     j_per_token: float = Field(description="Joules per generated token, interpolated in log size from runs.")
-    change_pct: float | None = Field(description="Change against FP16 at the same stack and batch, percent.")
+    change_pct: float | None = Field(description="Change against FP16 of the same engine, stack and batch, percent.")
     change_ci95: tuple[float, float] | None
     tokens_per_s: float | None = Field(description="Generated tokens per second, all sequences together.")
     ms_per_token: float | None = Field(description="Latency of one token of one sequence, milliseconds.")

@@ -1,6 +1,6 @@
 """``recommend_config``: the configuration a card runs a model size best in, for energy, latency or throughput.
 
-Candidates are the precision x stack x batch-size configurations measured on the asked card. Each one's J/token
+Candidates are the engine x precision x stack x batch-size configurations measured on the asked card. Each one's J/token
 and tokens/s at the asked size are interpolated in log size between measured sizes (never extrapolated); its
 change against FP16 and the 95% interval come from the estimator; its weight memory is computed from the size.
 """
@@ -13,26 +13,30 @@ from collections import defaultdict
 from typing import Any, Literal
 
 from ecocompute.estimate import Question, estimate
-from ecocompute.estimate.engine import resolve_gpu
+from ecocompute.estimate.engine import engine_of, resolve_gpu
 from ecocompute.mcp_server.models import Candidate, Recommendation
 from ecocompute.mcp_server.sources import Sources
 from ecocompute.schema.errors import UsageError
 
 Objective = Literal["energy", "latency", "throughput"]
-# Bytes per parameter of the weights: bitsandbytes NF4 stores 4 bits plus one fp32 absmax per 64-weight block.
+# Bytes per parameter of the weights: bitsandbytes NF4 stores 4 bits plus one fp32 absmax per 64-weight block;
+# GGUF's Q8_0 one fp16 scale per 32 int8 weights; Q4_K_M mixes Q4_K (4.5 bits) and Q6_K (6.5625 bits), about 4.85.
 BYTES_PER_PARAM = {"fp16": 2.0, "bf16": 2.0, "fp8-wo": 1.0, "fp8-dyn": 1.0, "int8": 1.0, "int8-t0": 1.0,
-                   "nf4": 0.5 + 4 / 64}  # fmt: skip
+                   "nf4": 0.5 + 4 / 64, "q8_0": 34 / 32, "q4_k_m": 4.85 / 8}  # fmt: skip
 SIZE_TOL_LN = 0.05
 ALTERNATIVES = 4
 Series = dict[float, list[tuple[float, float | None, str | None]]]
 
 
-def _series(runs: list[dict[str, Any]]) -> dict[tuple[str, int, str], Series]:
-    """(stack, batch, precision) -> size -> [(J/token, tokens/s, submission id)], FP16 taken from each run's base."""
-    out: dict[tuple[str, int, str], Series] = defaultdict(lambda: defaultdict(list))
+def _series(runs: list[dict[str, Any]]) -> dict[tuple[str, str, int, str], Series]:
+    """(engine, stack, batch, precision) -> size -> [(J/token, tokens/s, submission id)], FP16 from each run's base.
+
+    Each engine's FP16 is a series of its own: the two engines' baselines are never pooled.
+    """
+    out: dict[tuple[str, str, int, str], Series] = defaultdict(lambda: defaultdict(list))
     seen_base: set[tuple[Any, ...]] = set()
     for run in runs:
-        key = (str(run["stack"]), int(run["batch_size"]))
+        key = (engine_of(run), str(run["stack"]), int(run["batch_size"]))
         size = float(run["params_b"])
         sid = run.get("submission_id")
         out[(*key, str(run["precision"]))][size].append((float(run["j_q"]), run.get("tps_q"), sid))
@@ -65,12 +69,14 @@ def _at(series: Series, params_b: float) -> tuple[float, float | None, str, list
     return None
 
 
-def _change(gpu: str, params_b: float, precision: str, stack: str, batch: int, sources: Sources) -> Any:
+def _change(gpu: str, params_b: float, config: tuple[str, str, int, str], sources: Sources) -> Any:
+    engine, stack, batch, precision = config
     if precision == "fp16":
         return 0.0, (0.0, 0.0)
     question = Question.model_validate(
-        {"gpu": gpu, "params_b": params_b, "precision": precision, "stack": stack, "batch_size": batch}
-    )
+        {"gpu": gpu, "params_b": params_b, "precision": precision, "engine": engine, "stack": stack,
+         "batch_size": batch}
+    )  # fmt: skip
     answer = estimate(question, sources.artifact)
     return answer.change_pct, answer.change_ci95
 
@@ -84,16 +90,19 @@ def candidates(sources: Sources, gpu: str, params_b: float) -> tuple[list[Candid
         raise UsageError(f"gpu: no measurements on {gpu!r}; cards with measurements: {', '.join(cards)}")
     runs = [r for r in runs if r["gpu"] == resolved["name"]]
     found, excluded = [], []
-    for (stack, batch, precision), series in sorted(_series(runs).items()):
+    for config, series in sorted(_series(runs).items()):
+        engine, stack, batch, precision = config
         at = _at(series, params_b)
         if at is None:
             sizes = sorted(series)
-            excluded.append(f"{precision} {stack} batch {batch}: measured only at {sizes[0]:.2g}-{sizes[-1]:.3g}B")
+            excluded.append(f"{precision} {engine} {stack} batch {batch}: measured only at "
+                            f"{sizes[0]:.2g}-{sizes[-1]:.3g}B")  # fmt: skip
             continue
         jpt, tps, basis, ids = at
-        change, ci = _change(str(resolved["name"]), params_b, precision, stack, batch, sources)
+        change, ci = _change(str(resolved["name"]), params_b, config, sources)
         found.append(Candidate(
-            precision=precision, stack=stack, batch_size=batch, j_per_token=jpt, change_pct=change, change_ci95=ci,
+            engine=engine, precision=precision, stack=stack, batch_size=batch, j_per_token=jpt, change_pct=change,
+            change_ci95=ci,
             tokens_per_s=tps, ms_per_token=1000 * batch / tps if tps else None,
             weights_gb=params_b * BYTES_PER_PARAM[precision], basis=basis, submission_ids=ids,
         ))  # fmt: skip
@@ -101,7 +110,7 @@ def candidates(sources: Sources, gpu: str, params_b: float) -> tuple[list[Candid
 
 
 def _within(c: Candidate, max_vram_gb: float | None, max_latency_ms: float | None) -> str | None:
-    name = f"{c.precision} {c.stack} batch {c.batch_size}"
+    name = f"{c.precision} {c.engine} {c.stack} batch {c.batch_size}"
     if max_vram_gb is not None and c.weights_gb > max_vram_gb:
         return f"{name}: weights need {c.weights_gb:.1f} GB, above max_vram_gb {max_vram_gb:g}"
     if max_latency_ms is not None and (c.ms_per_token is None or c.ms_per_token > max_latency_ms):

@@ -12,7 +12,8 @@ from pydantic import Field, ValidationError
 
 from ecocompute import __version__
 from ecocompute.estimate import Answer, Question, estimate
-from ecocompute.estimate.models import PRECISIONS, Precision
+from ecocompute.estimate.engine import engine_of
+from ecocompute.estimate.models import PRECISIONS, Engine, Precision
 from ecocompute.mcp_server import recommend as rec
 from ecocompute.mcp_server.models import (
     CodeCheck,
@@ -27,7 +28,7 @@ from ecocompute.schema.errors import EcocomputeError
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 INSTRUCTIONS = (
-    "Measured LLM-inference GPU energy. Ask `estimate` what a precision costs against FP16 on a card, "
+    "Measured LLM-inference GPU energy. Ask `estimate` what a precision costs against FP16 on a card and engine, "
     "`crossover` where quantizing starts to save, `find_measurements` for the rows behind an answer, "
     "`recommend_config` for the best configuration, `check_code` to lint a snippet. Quote the interval and the "
     "basis of every figure, and cite it with its provenance."
@@ -37,8 +38,11 @@ PrecisionArg = Annotated[
     Precision,  # the estimator's own choices, so that the tool and `ecocompute estimate` accept the same
     Field(
         description="int8 is bitsandbytes' default threshold 6.0, int8-t0 threshold 0.0; fp8-wo and fp8-dyn "
-        "are torchao's FP8 (weights only; weights and activations)."
+        "are torchao's FP8 (weights only; weights and activations); q8_0 and q4_k_m are llama.cpp's GGUF types."
     ),
+]
+EngineArg = Annotated[
+    Engine, Field(description="The inference engine: transformers or llama.cpp; each is measured against its own FP16.")
 ]
 StackArg = Annotated[Literal["eager", "compiled", "compiled-all"], Field(description="The software stack.")]
 Batch = Annotated[int, Field(ge=1, le=4096, description="Sequences per generate() call.")]
@@ -72,7 +76,8 @@ def _row(run: dict[str, Any]) -> MeasurementRow:
     tier = "published" if run["source"] == "published" else ("gate" if run.get("passes_cv_gate") else "all")
     return MeasurementRow(
         submission_id=run.get("submission_id"), tier=tier, source=str(run["source"]), gpu=str(run["gpu"]),
-        arch=str(run["arch"]), stack=str(run["stack"]), batch_size=int(run["batch_size"]), model=run.get("model"),
+        arch=str(run["arch"]), engine=engine_of(run), stack=str(run["stack"]), batch_size=int(run["batch_size"]),
+        model=run.get("model"),
         params_b=float(run["params_b"]), precision=str(run["precision"]), weights=str(run["weights"]),
         change_pct=100 * (math.exp(float(run["y"])) - 1), j_per_token=run.get("j_q"), j_per_token_fp16=run.get("j_b"),
         perplexity_change_pct=run.get("quality_pct"), doi=run.get("doi"), created_at=run.get("created_at") or None,
@@ -122,33 +127,39 @@ def _tools(server: MCPServer, sources: Sources) -> None:
     @server.tool(
         name="estimate",
         title="Estimate a precision's energy cost",
-        description="What a precision costs in J/token against FP16 on a card, with a 95% interval and its basis.",
+        description="What a precision costs in J/token against the same engine's FP16 on a card, with a 95% "
+        "interval and its basis.",
         annotations=READ_ONLY,
     )
     def estimate_tool(
         gpu: Gpu, precision: PrecisionArg, params_b: ParamsB = None, model: Model = None,
-        stack: StackArg = DEFAULT["stack"], batch_size: Batch = DEFAULT["batch_size"],
+        engine: EngineArg = DEFAULT["engine"], stack: StackArg = DEFAULT["stack"],
+        batch_size: Batch = DEFAULT["batch_size"],
         prompt_tokens: int = DEFAULT["prompt_tokens"], new_tokens: int = DEFAULT["new_tokens"],
     ) -> Answer:  # fmt: skip
-        question = _question(gpu=gpu, params_b=params_b, model=model, precision=precision, stack=stack,
-                             batch_size=batch_size, prompt_tokens=prompt_tokens, new_tokens=new_tokens)  # fmt: skip
+        question = _question(gpu=gpu, params_b=params_b, model=model, precision=precision, engine=engine,
+                             stack=stack, batch_size=batch_size, prompt_tokens=prompt_tokens,
+                             new_tokens=new_tokens)  # fmt: skip
         return _estimate(sources, question)
 
     @server.tool(
-        description="The model size where a precision starts to save energy against FP16 on a card, stack and batch.",
+        description="The model size where a precision starts to save energy against FP16 on a card, engine, stack "
+        "and batch.",
         annotations=READ_ONLY,
     )
-    def crossover(gpu: Gpu, precision: PrecisionArg = "nf4", stack: StackArg = DEFAULT["stack"],
-                  batch_size: Batch = DEFAULT["batch_size"]) -> CrossoverResult:  # fmt: skip
+    def crossover(gpu: Gpu, precision: PrecisionArg = "nf4", engine: EngineArg = DEFAULT["engine"],
+                  stack: StackArg = DEFAULT["stack"], batch_size: Batch = DEFAULT["batch_size"]
+                  ) -> CrossoverResult:  # fmt: skip
         if precision == "fp16":
             raise ToolError(f"precision: fp16 is the baseline; ask for one of {', '.join(PRECISIONS[1:])}")
-        sizes = [r["params_b"] for r in sources.runs() if r["precision"] == precision] or [1.0]
+        sizes = [r["params_b"] for r in sources.runs()
+                 if r["precision"] == precision and engine_of(r) == engine] or [1.0]  # fmt: skip
         mid = math.exp((math.log(min(sizes)) + math.log(max(sizes))) / 2)
-        answer = _estimate(sources, _question(gpu=gpu, params_b=mid, precision=precision, stack=stack,
-                                              batch_size=batch_size))  # fmt: skip
+        answer = _estimate(sources, _question(gpu=gpu, params_b=mid, precision=precision, engine=engine,
+                                              stack=stack, batch_size=batch_size))  # fmt: skip
         ids = set(answer.submission_ids)
         used = [r for r in sources.runs() if r.get("submission_id") in ids]
-        return CrossoverResult(gpu=gpu, stack=stack, batch_size=batch_size, precision=precision,
+        return CrossoverResult(gpu=gpu, engine=engine, stack=stack, batch_size=batch_size, precision=precision,
                                crossover=answer.crossover, basis=answer.basis, submission_ids=answer.submission_ids,
                                provenance=sources.provenance(used))  # fmt: skip
 
@@ -157,12 +168,13 @@ def _tools(server: MCPServer, sources: Sources) -> None:
         annotations=READ_ONLY,
     )
     def find_measurements(
-        gpu: Gpu | None = None, precision: PrecisionArg | None = None, stack: StackArg | None = None,
-        batch_size: Batch | None = None, tier: Literal["gate", "all", "published"] | None = None,
+        gpu: Gpu | None = None, precision: PrecisionArg | None = None, engine: EngineArg | None = None,
+        stack: StackArg | None = None, batch_size: Batch | None = None,
+        tier: Literal["gate", "all", "published"] | None = None,
         weights: Literal["pretrained", "random-init"] | None = None,
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many rows.")] = 50,
     ) -> Measurements:  # fmt: skip
-        return find(sources, gpu=gpu, precision=precision, stack=stack, batch_size=batch_size, tier=tier,
+        return find(sources, gpu=gpu, precision=precision, engine=engine, stack=stack, batch_size=batch_size, tier=tier,
                     weights=weights, limit=limit)  # fmt: skip
 
     @server.tool(

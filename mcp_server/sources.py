@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.analysis.defaults import precision_rank
+from ecocompute.estimate.engine import engine_of
 from ecocompute.mcp_server.provenance import Provenance
 from ecocompute.schema.errors import UsageError
 
@@ -75,12 +76,12 @@ class Sources:
 
 
 def gpu_ranges(sources: Sources) -> list[Any]:
-    """One entry per card x stack x batch measured: the sizes, precisions, tiers and submissions behind it."""
+    """One entry per card x engine x stack x batch measured: the sizes, precisions, tiers and submissions behind it."""
     from ecocompute.mcp_server.models import GpuRange
 
-    cells: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    cells: dict[tuple[str, str, str, str, int], dict[str, Any]] = {}
     for run in sources.runs():
-        key = (str(run["gpu"]), str(run["arch"]), str(run["stack"]), int(run["batch_size"]))
+        key = (str(run["gpu"]), str(run["arch"]), engine_of(run), str(run["stack"]), int(run["batch_size"]))
         cell = cells.setdefault(key, {"sizes": set(), "precisions": set(), "sources": set(), "ids": set()})
         cell["sizes"].add(round(float(run["params_b"]), 3))
         cell["precisions"].add(str(run["precision"]))
@@ -91,6 +92,7 @@ def gpu_ranges(sources: Sources) -> list[Any]:
         GpuRange(
             gpu=gpu,
             arch=arch,
+            engine=engine,
             stack=stack,
             batch_size=batch,
             params_b_min=min(c["sizes"]),
@@ -100,5 +102,5 @@ def gpu_ranges(sources: Sources) -> list[Any]:
             sources=sorted(c["sources"]),
             submissions=len(c["ids"]),
         )
-        for (gpu, arch, stack, batch), c in sorted(cells.items())
+        for (gpu, arch, engine, stack, batch), c in sorted(cells.items())
     ]

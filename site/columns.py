@@ -2,7 +2,8 @@
 
 Each site name maps onto the dataset's column names that may carry it, newest first: contract 2 renamed
 ``stack`` to ``software_stack`` and ``ci95_low_j``/``ci95_high_j`` to ``j_per_token_ci95_low``/``_high``, and the
-first name a table has wins, so builds from before and after the rename both read.
+first name a table has wins, so builds from before and after the rename both read. A table from before engines
+has no ``engine`` column; :mod:`.payload` reads its rows as transformers'.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import polars as pl
 MEASUREMENTS: dict[str, tuple[str, ...]] = {
     "submission_id": ("submission_id",),
     "gpu": ("gpu_name",),
+    "engine": ("engine",),
     "stack": ("software_stack", "stack"),
     "batch": ("batch_size",),
     "prompt_tokens": ("prompt_tokens",),
@@ -38,6 +40,7 @@ MEASUREMENTS: dict[str, tuple[str, ...]] = {
 CHANGES: dict[str, tuple[str, ...]] = {
     "submission_id": ("submission_id",),
     "gpu": ("gpu_name",),
+    "engine": ("engine",),
     "stack": ("software_stack", "stack"),
     "batch": ("batch_size",),
     "prompt_tokens": ("prompt_tokens",),
@@ -53,6 +56,7 @@ CHANGES: dict[str, tuple[str, ...]] = {
 }
 CROSSOVERS: dict[str, tuple[str, ...]] = {
     "gpu": ("gpu_name",),
+    "engine": ("engine",),
     "stack": ("software_stack", "stack"),
     "batch": ("batch_size",),
     "prompt_tokens": ("prompt_tokens",),

@@ -2,7 +2,8 @@
 
 The tables come from the build's parquet (the ``*_all`` configs when the build has them, so the reader can
 choose the tier; else the default configs, whose rows all pass the CV gate). The changes against FP16 and the
-crossovers come from :mod:`ecocompute.analysis`, the functions the dataset card uses, per tier.
+crossovers come from :mod:`ecocompute.analysis`, the functions the dataset card uses, per tier. Every table the
+page gets names its engine (transformers for a table from before engines), so the page keeps engines apart.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ecocompute.publish.hub import DEFAULT_HF_REPO
 from ecocompute.schema.errors import UsageError
 from ecocompute.site import columns
 
+ENGINE = "transformers"  # the engine of a row from a table before engines
 REJECTIONS = "rejections.json"
 MANIFEST = "MANIFEST.json"
 CARD = "README.md"
@@ -85,6 +87,13 @@ def read_tables(source: str | Path) -> Tables:
     if "passes_cv_gate" not in measurements.columns:
         measurements = measurements.with_columns(pl.col(TIER).alias("passes_cv_gate"))
     return Tables(measurements, frames["windows"], frames["submissions"], configs)
+
+
+def with_engine(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with an ``engine`` column: its own, nulls and a missing column read as transformers."""
+    if "engine" not in frame.columns:
+        return frame.with_columns(pl.lit(ENGINE).alias("engine"))
+    return frame.with_columns(pl.col("engine").fill_null(ENGINE))
 
 
 def columnar(frame: pl.DataFrame) -> dict[str, Any]:
@@ -224,8 +233,8 @@ def build_payload(
             "changes": c_names,
             "crossovers": x_names,
         },
-        "measurements": columnar(m),
-        "changes": columnar(c),
-        "crossovers": columnar(x),
+        "measurements": columnar(with_engine(m)),
+        "changes": columnar(with_engine(c)),
+        "crossovers": columnar(with_engine(x)),
         "rejections": rejections(folder),
     }

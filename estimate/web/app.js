@@ -73,7 +73,7 @@
 
   function question() {
     return {
-      gpu: $("gpu").value.trim(), precision: $("precision").value, stack: $("stack").value,
+      gpu: $("gpu").value.trim(), precision: $("precision").value, engine: $("engine").value, stack: $("stack").value,
       batch_size: Number($("batch_size").value), prompt_tokens: Number($("prompt_tokens").value),
       new_tokens: Number($("new_tokens").value), tier: $("tier").value,
     };

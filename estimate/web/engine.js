@@ -4,6 +4,11 @@
 (function (root) {
   "use strict";
   const Z95 = 1.959963984540054;
+  const ENGINE = "transformers";  // the engine of a question or group that names none
+
+  function engineOf(item) {
+    return String(item.engine || ENGINE);
+  }
 
   function interpPredict(cells, x) {
     if (cells.length === 1) return [cells[0].y, cells[0].v];
@@ -67,8 +72,10 @@
 
   function donors(artifact, q, gpu, sources) {
     let best = null, chosen = [];
+    const engine = engineOf(q);
     for (const group of artifact.groups) {
       if (group.precision !== q.precision || !sources.includes(group.source)) continue;
+      if (engineOf(group) !== engine) continue;
       if (group.source === "measured" && group.tier !== q.tier) continue;
       const key = [cardLevel(group, gpu), configDistance(group, q), sources.indexOf(group.source),
         group.weights !== "pretrained" ? 1 : 0];
@@ -265,8 +272,14 @@
     };
   }
 
+  function pairedPrecision(artifact, q) {
+    const engine = engineOf(q);
+    const held = sortedUnique(artifact.groups.filter((g) => engineOf(g) === engine).map((g) => g.precision));
+    return held.includes("nf4") || !held.length ? "nf4" : held[0];
+  }
+
   function baseline(artifact, q, gpu, x, sources) {
-    const asked = Object.assign({}, q, { precision: "nf4" });
+    const asked = Object.assign({}, q, { precision: pairedPrecision(artifact, q) });
     const chosen = donors(artifact, asked, gpu, sources);
     const same = chosen.length > 0 && cardLevel(chosen[0], gpu) === 0 && configDistance(chosen[0], q) === 0;
     const jb = same ? jPerToken(chosen, x, "ln_jb", artifact.constants) : null;
@@ -285,28 +298,43 @@
     };
   }
 
+  function noFigures(tier, reasonsList, say) {
+    return {
+      change_pct: null, change_ci95: null, j_per_token: null, wh_per_1k_tokens: null, crossover: null,
+      basis: "not-measured", source: "none", tier, reasons: reasonsList,
+      confidence: "low", recommendation: { code: "not-measured", text: say }, fits: {}, groups: [],
+      submission_ids: [], dois: [], quality: null, published: null,
+    };
+  }
+
   function notMeasured(artifact, q, sources) {
-    const held = sortedUnique(artifact.groups.filter((g) => sources.includes(g.source) &&
-      (g.source !== "measured" || g.tier === q.tier)).map((g) => g.precision));
-    const where = q.tier === "published" ? "the literature tier" : `tier ${q.tier} of dataset v${artifact.dataset.version}`;
+    const engine = engineOf(q);
+    const inTier = artifact.groups.filter((g) => sources.includes(g.source) &&
+      (g.source !== "measured" || g.tier === q.tier));
+    const held = sortedUnique(inTier.filter((g) => engineOf(g) === engine).map((g) => g.precision));
+    let where = q.tier === "published" ? "the literature tier" : `tier ${q.tier} of dataset v${artifact.dataset.version}`;
+    const engines = sortedUnique(inTier.filter((g) => g.precision === q.precision && engineOf(g) !== engine)
+      .map((g) => engineOf(g)));
+    if (engines.length) {  // another engine measured it: its change is against its own FP16, so it is never borrowed
+      const text = `${where} holds no ${q.precision} run with engine ${engine} (it holds ${held.join(", ") || "none"}); ` +
+        `engine ${engines.join(", ")} does: ask with that engine for an estimate`;
+      const say = `no estimate with engine ${engine}: ask with engine ${engines[0]}`;
+      return noFigures(q.tier, [reason("engine-not-measured", text)], say);
+    }
+    where += engine === ENGINE ? "" : ` with engine ${engine}`;
     const textNone = `${q.precision} has not been measured yet: ${where} holds no ${q.precision} run on any card (it holds ` +
       `${held.join(", ") || "none"}); no figure is given without one`;
     const advice = `no estimate: measure ${q.precision} against fp16 and submit the run (ecocompute collect ` +
       `--precisions fp16,${q.precision})`;
     let text = textNone, say = advice;
-    const others = sortedUnique(artifact.groups.filter((g) => g.precision === q.precision && g.tier !== q.tier)
-      .map((g) => g.tier));
+    const others = sortedUnique(artifact.groups.filter((g) => g.precision === q.precision && g.tier !== q.tier &&
+      engineOf(g) === engine).map((g) => g.tier));
     if (others.length) {  // measured, but not in the tier asked (runs above the CV gate, or no published figure)
       text = `${where} holds no ${q.precision} run on any card; tier ${others.join(", ")} does: ask with that ` +
         "tier for an estimate";
       say = `no estimate in tier ${q.tier}: ask with tier ${others[0]}, or measure ${q.precision} again`;
     }
-    return {
-      change_pct: null, change_ci95: null, j_per_token: null, wh_per_1k_tokens: null, crossover: null,
-      basis: "not-measured", source: "none", tier: q.tier, reasons: [reason("not-measured", text)],
-      confidence: "low", recommendation: { code: "not-measured", text: say }, fits: {}, groups: [],
-      submission_ids: [], dois: [], quality: null, published: null,
-    };
+    return noFigures(q.tier, [reason("not-measured", text)], say);
   }
 
   function evaluate(artifact, q, paramsB) {

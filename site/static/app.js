@@ -44,6 +44,7 @@
 
   const DIMS = [
     { key: "gpu", label: "GPU" },
+    { key: "engine", label: "Engine" },
     { key: "stack", label: "Software stack" },
     { key: "batch", label: "Batch size" },
     { key: "precision", label: "Precision" },
@@ -247,10 +248,12 @@
   }
 
   // ---- view: change against FP16 over model size --------------------------------------------------------
-  const GROUP = ["gpu", "stack", "batch", "prompt_tokens", "new_tokens", "weights"];
+  // a change is against its own engine's FP16: engines are never drawn, averaged or crossed in one chart
+  const GROUP = ["gpu", "engine", "stack", "batch", "prompt_tokens", "new_tokens", "weights"];
   function groupKey(r) { return GROUP.map(function (k) { return r[k]; }).join("|"); }
   function groupTitle(r) {
-    return r.gpu + " · " + r.stack + " · batch " + r.batch + " · " + tokens(r) + " tokens · " + r.weights;
+    return r.gpu + " · " + r.engine + " · " + r.stack + " · batch " + r.batch + " · " + tokens(r) + " tokens · " +
+      r.weights;
   }
   function sizeMeans(points) {
     const bySize = groupBy(points, function (r) { return r.params; });
@@ -330,9 +333,9 @@
     legend(svg, precisions, W - m.r + 12, m.t + 4);
     return svg.node();
   }
-  const CHANGE_KEYS = ["submission_id", "gpu", "stack", "batch", "prompt_tokens", "new_tokens", "weights", "model",
+  const CHANGE_KEYS = ["submission_id", "gpu", "engine", "stack", "batch", "prompt_tokens", "new_tokens", "weights", "model",
     "params", "precision", "baseline", "change_pct", "change_low", "change_high", "in_gate_tier"];
-  const CROSS_KEYS = ["gpu", "stack", "batch", "prompt_tokens", "new_tokens", "precision", "weights", "status",
+  const CROSS_KEYS = ["gpu", "engine", "stack", "batch", "prompt_tokens", "new_tokens", "precision", "weights", "status",
     "crossover_params", "crossover_low", "crossover_high", "params_min", "params_max", "message", "tier"];
   function viewChange(main) {
     const changes = rows("changes").filter(function (r) { return r.change_pct !== null; });
@@ -340,7 +343,7 @@
     main.appendChild(el("p", { class: "caption", text: "Each point is one submission's change in energy per token " +
       "against its own FP16 (else BF16) measurement, with its 95% CI; the band is the CI across sizes; a dashed " +
       "line and a shaded band mark a crossover (the size where the precision stops costing energy) and its " +
-      "bootstrap 95% CI. One chart per card × software stack × batch × workload length × weights." }));
+      "bootstrap 95% CI. One chart per card × engine × software stack × batch × workload length × weights." }));
     if (!changes.length) { main.appendChild(empty("No change against FP16 in this selection.")); return; }
     const groups = Array.from(groupBy(changes, groupKey).values());
     const shown = showAll.change ? groups : groups.slice(0, CHART_LIMIT);
@@ -360,7 +363,8 @@
         'w = load_dataset("' + META.hf_repo + '", "' + config("windows") + '", split="train")',
         "changes = change_vs_baseline(m)  # change_pct, ci95_low_pct, ci95_high_pct per submission x precision",
         "crossovers = crossover(m, w)  # crossover_params, ci95_low_params, ci95_high_params per group",
-        "# this chart: " + NAMES.changes.gpu + "=" + JSON.stringify(first.gpu) + ", " + NAMES.changes.stack + "=" +
+        "# this chart: " + NAMES.changes.gpu + "=" + JSON.stringify(first.gpu) + ", engine=" +
+          JSON.stringify(first.engine) + ", " + NAMES.changes.stack + "=" +
           JSON.stringify(first.stack) + ", batch_size=" + first.batch + ", weights=" + JSON.stringify(first.weights),
       ]);
       const fig = figure("change-" + index, "Change vs FP16: " + title, svg, [
@@ -387,7 +391,7 @@
     sorted.forEach(function (r) { if (r.j_per_token < best) { front.push(r); best = r.j_per_token; } });
     return front.sort(function (a, b) { return a.tokens_per_s - b.tokens_per_s; });
   }
-  const MEAS_KEYS = ["submission_id", "gpu", "stack", "batch", "prompt_tokens", "new_tokens", "model", "weights",
+  const MEAS_KEYS = ["submission_id", "gpu", "engine", "stack", "batch", "prompt_tokens", "new_tokens", "model", "weights",
     "params", "precision", "n_windows", "j_per_token", "ci_low", "ci_high", "cv_pct", "tokens_per_s", "power_w",
     "wh_per_1k_tokens", "perplexity", "passes_cv_gate", "in_gate_tier", "error"];
   function viewPareto(main) {
@@ -395,8 +399,8 @@
     const perModel = state.front !== "all";
     main.appendChild(el("p", { class: "caption", text: "Energy per token (total GPU energy, idle included) against " +
       "throughput for every measurement in the selection. A line joins a Pareto front: no other measurement on it " +
-      "is both faster and more frugal. " + (perModel ? "One front per model: which precision, stack and batch to " +
-      "pick for that model." : "One front across every model in the selection.") }));
+      "is both faster and more frugal. " + (perModel ? "One front per model: which precision, engine, stack and " +
+      "batch to pick for that model (J/token is absolute here, so engines share a front)." : "One front across every model in the selection.") }));
     const choice = el("div", { class: "inputs", "data-control": "front" });
     [["model", "a front per model"], ["all", "one front across models"]].forEach(function (f) {
       const radio = el("input", { type: "radio", name: "front", value: f[0] });
@@ -434,8 +438,8 @@
       return '<circle class="point" data-precision="' + escapeXml(r.precision) + '" cx="' +
         x(r.tokens_per_s).toFixed(2) + '" cy="' + y(r.j_per_token).toFixed(2) + '" r="' + (front ? 5 : 3.5) +
         '" fill="' + colour(r.precision) + '" stroke="' + (front ? "#000" : "none") + '" fill-opacity="0.85"><title>' +
-        escapeXml(shortModel(r.model) + " " + precisionLabel(r.precision) + ", " + r.stack + ", batch " + r.batch +
-          ": " + num(r.j_per_token) + " J/token, " + num(r.tokens_per_s) + " tokens/s (" + r.submission_id + ")") +
+        escapeXml(shortModel(r.model) + " " + precisionLabel(r.precision) + ", " + r.engine + ", " + r.stack + ", batch " +
+          r.batch + ": " + num(r.j_per_token) + " J/token, " + num(r.tokens_per_s) + " tokens/s (" + r.submission_id + ")") +
         "</title></circle>";
     }).join(""));
     svg.append("g").attr("transform", "translate(0," + (H - m.b) + ")").call(d3.axisBottom(x).ticks(6, "~g"));
@@ -505,7 +509,7 @@
   // ---- view: cost and carbon ----------------------------------------------------------------------------
   function costRows(points) {
     const groups = groupBy(points, function (r) {
-      return [r.gpu, r.stack, r.batch, r.prompt_tokens, r.new_tokens, r.model, r.weights, r.precision].join("|");
+      return [r.gpu, r.engine, r.stack, r.batch, r.prompt_tokens, r.new_tokens, r.model, r.weights, r.precision].join("|");
     });
     return Array.from(groups.values()).map(function (list) {
       const r = list[0];
@@ -513,8 +517,9 @@
       const gpuHours = d3.mean(list, function (q) { return (q.gpu_count || 1) * 1e6 / (q.tokens_per_s * 3600); });
       const kwhGpu = jpt * 1e6 / 3.6e6;
       return {
-        label: shortModel(r.model) + " · " + precisionLabel(r.precision) + " · " + r.stack + " · b" + r.batch,
-        gpu: r.gpu, stack: r.stack, batch: r.batch, prompt_tokens: r.prompt_tokens, new_tokens: r.new_tokens,
+        label: shortModel(r.model) + " · " + precisionLabel(r.precision) + " · " + r.engine + " · " + r.stack + " · b" +
+          r.batch,
+        gpu: r.gpu, engine: r.engine, stack: r.stack, batch: r.batch, prompt_tokens: r.prompt_tokens, new_tokens: r.new_tokens,
         model: r.model, weights: r.weights, precision: r.precision, params: r.params, n_submissions: list.length,
         j_per_token: jpt, gpu_hours_per_mtok: gpuHours,
         usd_per_mtok: state.usd === null ? null : gpuHours * state.usd,
@@ -550,7 +555,7 @@
     if (!d.source) return d.what;
     return d.value + " " + d.unit + ", " + d.what + " (" + d.source + ", " + d.url + ")";
   }
-  const COST_KEYS = ["gpu", "stack", "batch", "prompt_tokens", "new_tokens", "model", "weights", "precision", "params"];
+  const COST_KEYS = ["gpu", "engine", "stack", "batch", "prompt_tokens", "new_tokens", "model", "weights", "precision", "params"];
   function viewCost(main) {
     const points = rows("measurements").filter(function (r) { return r.j_per_token !== null && r.tokens_per_s; });
     main.appendChild(el("div", { class: "inputs" }, [
@@ -638,6 +643,7 @@
       { name: "model", value: function (r) { return shortModel(r.model); }, text: true },
       { name: "params", value: function (r) { return params(r.params); }, sort: function (r) { return r.params; } },
       { name: "precision", value: function (r) { return precisionLabel(r.precision); }, text: true },
+      { name: "engine", value: function (r) { return r.engine; }, text: true },
       { name: "stack", value: function (r) { return r.stack; }, text: true },
       { name: "batch", value: function (r) { return r.batch; } },
       { name: "J/token", value: function (r) { return num(r.j_per_token); }, sort: function (r) { return r.j_per_token; } },

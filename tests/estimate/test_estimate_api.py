@@ -74,7 +74,9 @@ def test_unknown_card_names_the_valid_ones() -> None:
 
 
 def test_bad_precision_and_missing_size_are_refused_by_the_model() -> None:
-    with pytest.raises(ValidationError, match="'fp16', 'bf16', 'fp8-wo', 'fp8-dyn', 'int8', 'int8-t0' or 'nf4'"):
+    with pytest.raises(
+        ValidationError, match="'fp16', 'bf16', 'fp8-wo', 'fp8-dyn', 'int8', 'int8-t0', 'nf4', 'q8_0' or 'q4_k_m'"
+    ):
         Question(gpu="H200", params_b=7, precision="fp8")  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="exactly one of params_b"):
         Question(gpu="H200", precision="nf4")

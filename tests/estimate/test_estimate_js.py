@@ -30,13 +30,17 @@ process.stdout.write(JSON.stringify(out));
 def grid() -> list[tuple[dict[str, Any], float]]:
     cards = ("H200", "h100", "RTX 4090", "A100", "T4", "volta", "Z80")
     sizes = (0.3, 0.494032768, 1.1, 2.2, 7.6, 13, 32.76387635, 70)
-    precisions = ("fp16", "bf16", "fp8-wo", "fp8-dyn", "int8", "int8-t0", "nf4")
+    precisions = ("fp16", "bf16", "fp8-wo", "fp8-dyn", "int8", "int8-t0", "nf4", "q8_0", "q4_k_m")
     configs = (("eager", 1, "all"), ("compiled-all", 1, "all"), ("eager", 8, "gate"), ("compiled", 4, "published"))
+    engines = ("transformers", "llama.cpp")
     questions = []
-    for card, size, precision, (stack, batch, tier) in itertools.product(cards, sizes, precisions, configs):
+    for card, size, precision, (stack, batch, tier), engine in itertools.product(
+        cards, sizes, precisions, configs, engines
+    ):
         q = {
             "gpu": card,
             "precision": precision,
+            "engine": engine,
             "stack": stack,
             "batch_size": batch,
             "prompt_tokens": 128,
@@ -79,13 +83,16 @@ def test_javascript_and_python_engines_agree_on_a_grid(tmp_path: Path) -> None:
     )  # fmt: skip
     from_js = json.loads(result.stdout)
     errors: list[str] = []
-    answered = 0
+    answered = llama = 0
     for (question, size), js in zip(questions, from_js, strict=True):
         try:
             py: dict[str, Any] = json.loads(json.dumps(evaluate(artifact, question, size)))
         except ValueError as exc:
             py = {"error": str(exc)}
         answered += "error" not in py
-        close(py, js, f"{question['gpu']}/{size}/{question['precision']}/{question['stack']}", errors)
+        llama += question["engine"] == "llama.cpp" and py.get("change_pct") not in (None, 0.0)
+        where = f"{question['gpu']}/{size}/{question['precision']}/{question['engine']}/{question['stack']}"
+        close(py, js, where, errors)
     assert answered > len(questions) / 2
+    assert llama, "no question of engine llama.cpp got a figure: the grid does not reach its groups"
     assert not errors, f"{len(errors)} differences, first: " + "; ".join(errors[:10])

@@ -74,3 +74,18 @@ def test_an_unmeasured_precision_shows_no_figure(page: Any, tmp_path: Path) -> N
     assert page.get_by_test_id("interval").count() == 0 and page.get_by_test_id("bar").count() == 0
     assert page.get_by_test_id("recommendation").inner_text() == expected.recommendation.text
     assert "not-measured" in page.locator(".reasons").inner_text()
+
+
+def test_the_engine_picks_its_own_runs(page: Any, tmp_path: Path) -> None:
+    open_page(page, tmp_path / "estimate")
+    page.fill("#params_b", "1.54")
+    page.select_option("#precision", "q4_k_m")
+    page.click("button[type=submit]")
+    assert page.get_by_test_id("change").inner_text() == "Not measured yet: no estimate"
+    assert "engine-not-measured" in page.locator(".reasons").inner_text()
+    page.select_option("#engine", "llama.cpp")
+    page.click("button[type=submit]")
+    llama = estimate(Question(gpu="H200", params_b=1.54, precision="q4_k_m", engine="llama.cpp"))
+    assert llama.change_pct is not None
+    assert page.get_by_test_id("change").inner_text() == f"{pct(llama.change_pct)} energy per token"
+    assert page.get_by_test_id("recommendation").inner_text() == llama.recommendation.text

@@ -31,7 +31,8 @@ def test_get_and_post_give_the_engine_answer(client: TestClient) -> None:
 @pytest.mark.parametrize(
     ("fields", "field", "valid"),
     [
-        ({"gpu": "H200", "params_b": 7, "precision": "fp8"}, "precision", "'int8-t0' or 'nf4'"),
+        ({"gpu": "H200", "params_b": 7, "precision": "fp8"}, "precision", "'nf4', 'q8_0' or 'q4_k_m'"),
+        ({"gpu": "H200", "params_b": 7, "precision": "nf4", "engine": "vllm"}, "engine", "'llama.cpp'"),
         ({"gpu": "H200", "params_b": 7, "precision": "nf4", "stack": "tensorrt"}, "stack", "'compiled-all'"),
         ({"gpu": "Z80", "params_b": 7, "precision": "nf4"}, "gpu", "NVIDIA H200"),
         ({"gpu": "H200", "params_b": -1, "precision": "nf4"}, "params_b", ""),

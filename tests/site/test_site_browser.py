@@ -56,7 +56,9 @@ def test_change_view_draws_every_change_with_its_interval(page: Any, built: Path
     open_view(page, built / "site", "view=change")
     show_all(page)
     stack = column(changes, "software_stack", "stack")
-    groups = changes.select("gpu_name", stack, "batch_size", "prompt_tokens", "new_tokens", "weights").unique()
+    groups = changes.select(
+        "gpu_name", "engine", stack, "batch_size", "prompt_tokens", "new_tokens", "weights"
+    ).unique()
     assert page.locator("section[data-chart^='change-']").count() == groups.height
     assert page.locator("section[data-chart^='change-'] g.point circle").count() == changes.height
     with_ci = changes.filter(pl.col("ci95_low_pct").is_not_null()).height
