@@ -12,7 +12,7 @@ import functools
 import json
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -555,23 +555,33 @@ def render() -> str:
     return "\n\n".join([TITLE, INTRO, *parts]) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print the report, write it to REPORT.md, or check that REPORT.md holds it."""
-    parser = argparse.ArgumentParser(description=__doc__)
+def report_cli(argv: Sequence[str] | None, description: str, make: Callable[[], str], report: Path,
+               script: str) -> int:  # fmt: skip
+    """Print a generated report, write it to ``report`` (``--write``), or check that it holds it (``--check``).
+
+    The llama.cpp campaign's report runs through this too.
+    """
+    name = report.relative_to(ROOT)
+    parser = argparse.ArgumentParser(description=description)
     action = parser.add_mutually_exclusive_group()
-    action.add_argument("--write", action="store_true", help=f"write the report to {REPORT.relative_to(ROOT)}")
-    action.add_argument("--check", action="store_true", help=f"fail if {REPORT.relative_to(ROOT)} is out of date")
+    action.add_argument("--write", action="store_true", help=f"write the report to {name}")
+    action.add_argument("--check", action="store_true", help=f"fail if {name} is out of date")
     args = parser.parse_args(argv)
-    text = render()
+    text = make()
     if args.write:
-        REPORT.write_text(text, encoding="utf-8")
+        report.write_text(text, encoding="utf-8")
     elif args.check:
-        if not REPORT.is_file() or REPORT.read_text(encoding="utf-8") != text:
-            sys.stderr.write(f"error: {REPORT.relative_to(ROOT)} is out of date: run {Path(__file__).name} --write\n")
+        if not report.is_file() or report.read_text(encoding="utf-8") != text:
+            sys.stderr.write(f"error: {name} is out of date: run {script} --write\n")
             return 1
     else:
         sys.stdout.write(text)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the report, write it to REPORT.md, or check that REPORT.md holds it."""
+    return report_cli(argv, __doc__ or "", render, REPORT, Path(__file__).name)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ runs beside the transformers runs of the same GPU, batch and length. Nothing is 
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import sys
 from collections.abc import Sequence
@@ -92,21 +91,7 @@ def render() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the report, write it to REPORT.md, or check that REPORT.md holds it."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    action = parser.add_mutually_exclusive_group()
-    action.add_argument("--write", action="store_true", help=f"write the report to {REPORT.relative_to(ROOT)}")
-    action.add_argument("--check", action="store_true", help=f"fail if {REPORT.relative_to(ROOT)} is out of date")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.write:
-        REPORT.write_text(text, encoding="utf-8")
-    elif args.check:
-        if not REPORT.is_file() or REPORT.read_text(encoding="utf-8") != text:
-            sys.stderr.write(f"error: {REPORT.relative_to(ROOT)} is out of date: run {Path(__file__).name} --write\n")
-            return 1
-    else:
-        sys.stdout.write(text)
-    return 0
+    return _h200().report_cli(argv, __doc__.split("\n\n")[0], render, REPORT, Path(__file__).name)
 
 
 if __name__ == "__main__":
