@@ -34,6 +34,28 @@ GPU_IS_LOST = 15
 MIB = 1024 * 1024
 
 
+class BlockedImports:
+    """A meta path finder that refuses to import ``names`` (and their submodules) with ImportError.
+
+    Unlike a None entry in ``sys.modules``, it leaves ``sys.modules`` clean, so libraries that look a module up
+    there (scipy looks for torch) work as in a process without it.
+    """
+
+    def __init__(self, *names: str) -> None:
+        self.names = frozenset(names)
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.split(".")[0] in self.names:
+            raise ImportError(f"{name} is blocked here")
+
+
+def block_imports(*names: str) -> None:
+    """From now on, any import of ``names`` in this process raises ImportError (for subprocess checks)."""
+    import sys
+
+    sys.meta_path.insert(0, BlockedImports(*names))
+
+
 class FakeNVMLError(Exception):
     """pynvml.NVMLError's shape: an error with an NVML return code in ``value``."""
 

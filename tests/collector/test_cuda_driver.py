@@ -148,12 +148,9 @@ def test_the_llama_cpp_engine_s_own_parts_never_import_torch() -> None:
     """With torch made unimportable, the llama.cpp engine's device, software record and registry still work."""
     code = textwrap.dedent(f"""
         import sys
-        class NoTorch:  # any import of torch in this process now raises ImportError
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] == "torch":
-                    raise ImportError("torch is blocked here")
-        sys.meta_path.insert(0, NoTorch())
         sys.path.insert(0, {str(ROOT / "tests" / "collector")!r})
+        from collector_fakes import block_imports
+        block_imports("torch")  # any import of torch in this process now raises ImportError
         from test_cuda_driver import FakeLibcuda, A
         from ecocompute.collector.device import cuda
         cuda._driver = lambda: FakeLibcuda([A], free=[1 << 30])

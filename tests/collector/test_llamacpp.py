@@ -359,14 +359,10 @@ def _torch_cuda() -> str | None:
 
 NO_TORCH_RUN = """
 import sys
-class NoTorch:  # any import of torch in this process now raises ImportError
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "torch":
-            raise ImportError("torch is blocked here")
-sys.meta_path.insert(0, NoTorch())
 sys.path.insert(0, sys.argv[1])
+from collector_fakes import FakePynvml, FastClock, block_imports
+block_imports("torch")  # any import of torch in this process now raises ImportError
 from pathlib import Path
-from collector_fakes import FakePynvml, FastClock
 sys.modules["pynvml"] = FakePynvml(clock := FastClock(speed=40.0), power_w=150.0)
 from ecocompute.collector.run.collect import Destination, Environment, RunConfig, collect
 from ecocompute.collector.run.display import SilentView
