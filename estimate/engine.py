@@ -261,8 +261,12 @@ def _reasons(chosen: list[Group], combined: dict[str, Any], question: dict[str, 
                           "weighted by their own spread"))  # fmt: skip
     fits = combined["parts"][0]["fits"]
     if len(fits) > 1:
-        values = ", ".join(f"{k} {change_pct(v):+.1f}%" for k, v in fits.items())
-        out.append(reason("fit-choice", f"the fits disagree ({values}); their spread is in the interval"))
+        shown = {k: f"{change_pct(v):+.1f}%" for k, v in fits.items()}
+        values = ", ".join(f"{k} {v}" for k, v in shown.items())
+        if len(set(shown.values())) == 1:  # two sizes: every fit passes through both points
+            out.append(reason("fit-choice", f"the fits agree here ({values})"))
+        else:
+            out.append(reason("fit-choice", f"the fits disagree ({values}); their spread is in the interval"))
     return out
 
 
