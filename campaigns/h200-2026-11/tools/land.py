@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         out(f"already present: {line}\n")
     for line in landed.refused:
         out(f"refused (left out): {line}\n")
-    out(f"next: python {CAMPAIGN}/tools/report.py --write, commit the data, REPORT.md and allowed_signers\n")
+    out(f"next: python {campaign}/tools/report.py --write, commit the data, REPORT.md and allowed_signers\n")
     return 1 if landed.refused else 0
 
 

@@ -494,9 +494,18 @@ def reference_runs(engine: str) -> list[Path]:
     return [p for p in sorted(RUNS.rglob("*.json")) if (_load(p).payload.workload.engine or ENGINE) == engine]
 
 
+FP8 = frozenset({"fp8-wo", "fp8-dyn"})  # torchao's precisions: their runs have their own report (campaigns/fp8)
+
+
+def is_fp8_run(path: Path) -> bool:
+    """Whether a run measured one of torchao's FP8 precisions (the FP8 campaign's, not this one's)."""
+    return any(m.precision.value in FP8 for m in _load(path).payload.measurements)
+
+
 def committed() -> tuple[list[Path], list[Path]]:
-    """The campaign's committed runs (its engine's reference runs) and the checkpoints of cut runs."""
-    return reference_runs(ENGINE), sorted((HOME / "checkpoints").glob("*.json"))
+    """The campaign's committed runs (its engine's reference runs, FP8's left out) and the checkpoints of cut runs."""
+    runs = [p for p in reference_runs(ENGINE) if not is_fp8_run(p)]
+    return runs, sorted((HOME / "checkpoints").glob("*.json"))
 
 
 def render() -> str:
