@@ -223,8 +223,13 @@
     }
     const fits = combined.parts[0].fits;
     if (Object.keys(fits).length > 1) {
-      const values = Object.entries(fits).map(([k, v]) => `${k} ${signed1(changePct(v))}`).join(", ");
-      out.push(reason("fit-choice", `the fits disagree (${values}); their spread is in the interval`));
+      const shown = Object.entries(fits).map(([k, v]) => [k, signed1(changePct(v))]);
+      const values = shown.map(([k, v]) => `${k} ${v}`).join(", ");
+      if (new Set(shown.map(([, v]) => v)).size === 1) {  // two sizes: every fit passes through both points
+        out.push(reason("fit-choice", `the fits agree here (${values})`));
+      } else {
+        out.push(reason("fit-choice", `the fits disagree (${values}); their spread is in the interval`));
+      }
     }
     return out;
   }
