@@ -298,3 +298,15 @@ def run_async(fn: Callable[[], Awaitable[T]]) -> T:
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(anyio.run, fn).result()
+
+
+def committed_ids(engine: str) -> set[str]:
+    """The ids of the repository's committed submissions of one engine (a file naming none is transformers')."""
+    from ecocompute.schema.io import load_submission
+
+    ids = set()
+    for path in (Path(__file__).parents[1] / "submissions").rglob("*.json"):
+        payload = load_submission(path).payload
+        if (payload.workload.engine or "transformers") == engine:
+            ids.add(payload.submission_id)
+    return ids

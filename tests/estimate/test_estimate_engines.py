@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from factories import committed_ids
 from fastapi.testclient import TestClient
 
 from ecocompute.estimate import Question, estimate, load_artifact
@@ -18,6 +19,7 @@ from ecocompute.estimate.server import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA = "20261201T172632Z-e1072b8d"  # the first llama.cpp submission: Qwen2.5-1.5B, fp16, q8_0 and q4_k_m
+LLAMAS = committed_ids("llama.cpp")  # every committed llama.cpp submission, LLAMA among them
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +62,8 @@ def test_every_group_names_its_engine_and_llamas_are_apart() -> None:
     llama = [g for g in artifact["groups"] if g["engine"] == "llama.cpp"]
     assert {g["precision"] for g in llama} == {"q8_0", "q4_k_m"}
     assert all("/llama.cpp/" in g["id"] for g in llama)
-    assert all(c["submission_ids"] == [LLAMA] for g in llama for c in g["cells"])
+    assert all(c["submission_ids"] and set(c["submission_ids"]) <= LLAMAS for g in llama for c in g["cells"])
+    assert {i for g in llama for c in g["cells"] for i in c["submission_ids"]} == LLAMAS
     assert all(run["engine"] == "transformers" for run in artifact["runs"] if run["source"] == "published")
 
 
@@ -92,7 +95,8 @@ def test_each_engines_fp16_baseline_is_its_own(tables: tuple[pl.DataFrame, pl.Da
     llama = estimate(Question(gpu="H200", params_b=size, precision="fp16", engine="llama.cpp"))
     transformers = estimate(Question(gpu="H200", params_b=size, precision="fp16"))
     assert llama.j_per_token == pytest.approx(_llama_fp16(measurements), rel=1e-6)
-    assert llama.submission_ids == [LLAMA] and LLAMA not in transformers.submission_ids
+    assert LLAMA in llama.submission_ids and set(llama.submission_ids) <= LLAMAS
+    assert not LLAMAS & set(transformers.submission_ids)
     assert transformers.j_per_token is not None
     assert not math.isclose(transformers.j_per_token, llama.j_per_token or 0.0, rel_tol=0.05)
 
@@ -124,6 +128,26 @@ def test_one_precision_of_both_engines_is_never_pooled(tables: tuple[pl.DataFram
     assert LLAMA not in answers["transformers"].submission_ids
     assert "pooled-groups" not in {r.code for a in answers.values() for r in a.reasons}
     assert answers["llama.cpp"].change_pct != pytest.approx(answers["transformers"].change_pct)
+
+
+def test_fits_through_two_sizes_are_said_to_agree(tables: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    """With two sizes every fit passes through both points: the reason says they agree, not that they differ."""
+    measurements, submissions = tables
+    llama = measurements.filter(pl.col("engine") == "llama.cpp")
+    sizes = llama.group_by("submission_id").agg(pl.col("params_total").first()).sort("params_total")
+    assert sizes.height >= 2
+    kept = set(sizes["submission_id"][:2])
+    two = measurements.filter((pl.col("engine") != "llama.cpp") | pl.col("submission_id").is_in(kept))
+    artifact = build_artifact(two, submissions, version="0.0.0", literature=[])
+    low, high = (float(v) / 1e9 for v in sizes["params_total"][:2])
+    answer = estimate(Question(gpu="H200", params_b=(low * high) ** 0.5, precision="q4_k_m", engine="llama.cpp"),
+                      artifact)  # type: ignore[arg-type]  # fmt: skip
+    assert answer.basis == "interpolated" and set(answer.submission_ids) == kept
+    fit = [r.text for r in answer.reasons if r.code == "fit-choice"]
+    assert fit and fit[0].startswith("the fits agree here (") and "disagree" not in fit[0]
+    three = estimate(Question(gpu="H200", params_b=(low * high) ** 0.5, precision="q4_k_m", engine="llama.cpp"))
+    assert len(LLAMAS) >= 3  # the shipped artifact's curve has three sizes: there the fits part
+    assert any(r.code == "fit-choice" and "disagree" in r.text for r in three.reasons)
 
 
 def test_a_table_from_before_engines_reads_as_transformers(tables: tuple[pl.DataFrame, pl.DataFrame]) -> None:

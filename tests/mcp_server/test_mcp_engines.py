@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from factories import run_async
+from factories import committed_ids, run_async
 from mcp.client import Client
 
 from ecocompute.estimate import Question, estimate
@@ -14,6 +14,7 @@ from ecocompute.mcp_server.server import build_server
 from ecocompute.mcp_server.sources import Sources, gpu_ranges
 
 LLAMA = "20261201T172632Z-e1072b8d"  # the first llama.cpp submission: Qwen2.5-1.5B, fp16, q8_0 and q4_k_m
+LLAMAS = committed_ids("llama.cpp")  # every committed llama.cpp submission, LLAMA among them
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,7 @@ def test_a_bad_engine_names_the_valid_ones(server: Any) -> None:
 
 def test_rows_crossovers_and_ranges_name_their_engine(server: Any) -> None:
     rows = _call(server, "find_measurements", {"engine": "llama.cpp", "limit": 500}).structured_content["rows"]
-    assert rows and {r["engine"] for r in rows} == {"llama.cpp"} and {r["submission_id"] for r in rows} == {LLAMA}
+    assert rows and {r["engine"] for r in rows} == {"llama.cpp"} and {r["submission_id"] for r in rows} == LLAMAS
     every = _call(server, "find_measurements", {"limit": 500}).structured_content["rows"]
     assert {r["engine"] for r in every} == {"transformers", "llama.cpp"}
     cross = _call(server, "crossover", {"gpu": "H200", "precision": "q4_k_m", "engine": "llama.cpp"})

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from factories import committed_ids
 from site_helpers import all_tier, column, download, open_view, read_csv, show_all
 
 from ecocompute.analysis.change import change_frame
 from ecocompute.site.payload import SiteOptions, build_payload, with_engine
 
 LLAMA = "20261201T172632Z-e1072b8d"  # the first llama.cpp submission: Qwen2.5-1.5B, fp16, q8_0 and q4_k_m
+LLAMAS = committed_ids("llama.cpp")  # every committed llama.cpp submission, LLAMA among them
 
 
 def all_changes(folder: Path) -> pl.DataFrame:
@@ -52,7 +54,7 @@ def test_each_change_chart_is_one_engines(page: Any, built: Path) -> None:
     others = charts.filter(has_not_text="llama.cpp")
     assert others.locator("g.point[data-precision='q8_0']").count() == 0
     rows = read_csv(download(page, f"#{llama.get_attribute('id')} button[data-download='csv']"))
-    assert {r["engine"] for r in rows} == {"llama.cpp"} and {r["submission_id"] for r in rows} == {LLAMA}
+    assert {r["engine"] for r in rows} == {"llama.cpp"} and {r["submission_id"] for r in rows} == LLAMAS
     crossings = read_csv(download(page, f"#{llama.get_attribute('id')} button[data-download='csv-crossovers']"))
     assert crossings and {r["engine"] for r in crossings} == {"llama.cpp"}
 

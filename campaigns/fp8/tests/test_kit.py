@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -150,3 +151,46 @@ def test_every_path_the_scripts_name_is_in_the_tree() -> None:
     assert not missing, missing
     gpu_tests = (ROOT / "tests/collector/test_fp8.py").read_text(encoding="utf-8")
     assert "@pytest.mark.gpu" in gpu_tests  # smoke.sh runs them with -m gpu
+
+
+def test_the_report_is_what_the_committed_runs_give() -> None:
+    """REPORT.md is generated from the committed FP8 runs: a run landed without --write fails here."""
+    done = subprocess.run([sys.executable, str(KIT / "tools" / "report.py"), "--check"], capture_output=True,
+                          text=True, check=False, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = (KIT / "REPORT.md").read_text(encoding="utf-8")
+    runs = [p for p in (ROOT / "submissions" / "ecocompute-reference").rglob("*.json")
+            if '"fp8-wo"' in p.read_text(encoding="utf-8")]  # fmt: skip
+    assert runs, "no committed FP8 run"
+    assert all(f"`{p.stem}`" in text for p in runs)
+    lines = sum(len(queue(q.name)) for q in (KIT / "queues").glob("*.txt"))
+    assert f"of {lines} queue lines measured." in text
+
+
+def test_the_h200_campaign_report_leaves_fp8_runs_to_this_one() -> None:
+    h200 = load_script(ROOT / "campaigns" / "h200-2026-11" / "tools" / "report.py", "h200_report_for_fp8")
+    runs, _checkpoints = h200.committed()
+    fp8 = [p for p in h200.reference_runs("transformers") if h200.is_fp8_run(p)]
+    assert fp8 and not set(fp8) & set(runs)
+    assert all(not h200.is_fp8_run(p) for p in runs)
+
+
+def test_done_lists_exactly_the_measured_queue_lines(tmp_path: Path) -> None:
+    """--done's QUEUE.done holds each measured line word for word (worker.sh matches whole lines), no other."""
+    report = tool("report")
+    h200 = load_script(ROOT / "campaigns" / "h200-2026-11" / "tools" / "report.py", "h200_report_for_done")
+    for q in (KIT / "queues").glob("*.txt"):
+        (tmp_path / q.name).write_bytes(q.read_bytes())
+    assert report.write_done(h200, tmp_path) == 0
+    measured = {(w.architecture, w.stack.value, w.batch_size)
+                for w in (h200._load(p).payload.workload for p in report.fp8_runs(h200))}  # fmt: skip
+    assert measured
+    for q in sorted(tmp_path.glob("*.txt")):
+        done = (tmp_path / f"{q.name}.done").read_text(encoding="utf-8").splitlines()
+        lines = [line for line in q.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+        cells = {line: (a[a.index("--arch") + 1], a[a.index("--stack") + 1], int(a[a.index("--batch-size") + 1]))
+                 for line in lines for a in [shlex.split(line)]}  # fmt: skip
+        assert done == [line for line in lines if cells[line] in measured]
+    assert sum(len((tmp_path / f"{q.name}.done").read_text().splitlines()) for q in tmp_path.glob("*.txt")) == len(
+        measured
+    )
