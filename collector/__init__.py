@@ -24,8 +24,12 @@ MOVED = {
     **{m: f"host.{m}" for m in ("host", "process", "clock")},
 }
 """Old flat module name -> its place now (``run.py`` became ``run/collect.py``; ``run`` is the package)."""
-EXPORTS = {name: "run.state" for name in ("MeasurementState", "RunState", "read_state")}
-"""Public names of the package (a run's checkpoint and its reader), imported on first use: no torch, no NVML."""
+EXPORTS = {
+    **{name: "run.state" for name in ("MeasurementState", "RunState", "read_state")},
+    "is_fp8": "model.torchao_fp8",
+}
+"""Public names of the package (a run's checkpoint and its reader; which precisions are torchao's FP8), imported on
+first use: no torch, no NVML."""
 __all__ = sorted(EXPORTS)
 
 

@@ -12,6 +12,7 @@ the next session: a line is done when a committed FP8 run has its shape, stack a
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from collections.abc import Sequence
@@ -29,14 +30,20 @@ INTRO = (
 )
 
 
+@functools.cache
 def _tool(path: Path, name: str) -> ModuleType:
-    """A tool of this repository loaded by path (the campaigns' tools are scripts, not a package)."""
+    """A tool of this repository loaded by path, once (the campaigns' tools are scripts, not a package)."""
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None  # noqa: S101 - a file of this repository
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def _h200() -> ModuleType:
+    """The H200 campaign's report module, whose sections (and submission cache) this report uses."""
+    return _tool(ROOT / "campaigns" / "h200-2026-11" / "tools" / "report.py", "h200_report")
 
 
 def fp8_runs(h200: ModuleType) -> list[Path]:
@@ -46,15 +53,8 @@ def fp8_runs(h200: ModuleType) -> list[Path]:
 
 def _queue_lines(folder: Path = HOME / "queues") -> list[tuple[Path, str, tuple[str, str, int]]]:
     """(queue file, line, (shape, stack, batch)) of every queue line, in the order start.sh runs them."""
-    lines = []
-    for queue in sorted(folder.glob("*.txt"), key=lambda q: "compiled" in q.name):  # eager first
-        for raw in queue.read_text(encoding="utf-8").splitlines():
-            if not raw.strip() or raw.lstrip().startswith("#"):
-                continue
-            args = raw.split()
-            value = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
-            lines.append((queue, raw, (value["--arch"], value["--stack"], int(value["--batch-size"]))))
-    return lines
+    timings = _tool(HOME / "tools" / "timings.py", "fp8_timings")
+    return [(folder / name, line, timings.queue_cell(args)) for name, line, args in timings.queue_lines(folder)]
 
 
 def _measured(h200: ModuleType, runs: list[Path]) -> dict[tuple[str, str, int], list[str]]:
@@ -95,7 +95,7 @@ def write_done(h200: ModuleType, folder: Path = HOME / "queues") -> int:
 
 def render() -> str:
     """The whole report."""
-    h200 = _tool(ROOT / "campaigns" / "h200-2026-11" / "tools" / "report.py", "h200_report")
+    h200 = _h200()
     anomaly = _tool(HOME / "tools" / "anomaly.py", "fp8_anomaly")
     runs = fp8_runs(h200)
     pairs = [pair for path in runs for pair in anomaly.pairs_of(h200._load(path))]
@@ -121,7 +121,7 @@ def render() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the report, write it to REPORT.md, or check that REPORT.md holds it."""
-    h200 = _tool(ROOT / "campaigns" / "h200-2026-11" / "tools" / "report.py", "h200_report")
+    h200 = _h200()
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--done"]:
         return write_done(h200)

@@ -162,8 +162,8 @@ def estimate(arch: str, stack: str, batch: int, jobs: list[Job]) -> Estimate | N
     return Estimate(arch, stack, batch, len(same), floor, floor - fp16 + max(slowest, fp16), floor - fp16 + slow)
 
 
-def queue_lines(queues: Path = QUEUES) -> list[tuple[str, list[str]]]:
-    """(queue file name, arguments) of every line of the FP8 queues, in :data:`RUN_ORDER`."""
+def queue_lines(queues: Path = QUEUES) -> list[tuple[str, str, list[str]]]:
+    """(queue file name, line, its arguments) of every line of the FP8 queues, in :data:`RUN_ORDER`."""
     lines = []
     found = sorted(q.name for q in queues.glob("*.txt"))
     if found != sorted(RUN_ORDER):
@@ -171,8 +171,17 @@ def queue_lines(queues: Path = QUEUES) -> list[tuple[str, list[str]]]:
     for queue in (queues / name for name in RUN_ORDER):
         for line in queue.read_text(encoding="utf-8").splitlines():
             if line.strip() and not line.lstrip().startswith("#"):
-                lines.append((queue.name, line.split()))
+                lines.append((queue.name, line, line.split()))
     return lines
+
+
+def queue_cell(args: list[str]) -> tuple[str, str, int]:
+    """(shape, stack, batch) of a queue line's arguments, with the collector's defaults where one is left out."""
+    return (
+        _option(args, "--arch", ""),
+        _option(args, "--stack", "compiled-all"),
+        int(_option(args, "--batch-size", "128")),
+    )
 
 
 def render(jobs: list[Job], queues: Path = QUEUES) -> str:
@@ -193,9 +202,8 @@ def render(jobs: list[Job], queues: Path = QUEUES) -> str:
         "|---|---:|---|---|---:|---:|---:|---:|---:|---|",
     ]
     total_floor = total_ceiling = total_4094 = 0.0
-    for n, (queue, args) in enumerate(queue_lines(queues), start=1):
-        arch, stack = _option(args, "--arch", ""), _option(args, "--stack", "compiled-all")
-        batch = int(_option(args, "--batch-size", "128"))
+    for n, (queue, _line, args) in enumerate(queue_lines(queues), start=1):
+        arch, stack, batch = queue_cell(args)
         found = estimate(arch, stack, batch, jobs)
         if found is None:
             out.append(f"| `{queue}` | {n} | {arch} | {stack} | {batch} | 0 | - | - | - | not estimated |")

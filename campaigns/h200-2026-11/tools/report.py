@@ -19,7 +19,7 @@ import polars as pl
 
 # Product code through its public packages only (their __init__ exports): the campaign is a user of the product.
 from ecocompute.analysis import Results, analyse, change_vs_baseline, crossover_section, split_sections, stack_section
-from ecocompute.collector import read_state
+from ecocompute.collector import is_fp8, read_state
 from ecocompute.schema import (
     Method,
     Submission,
@@ -494,12 +494,9 @@ def reference_runs(engine: str) -> list[Path]:
     return [p for p in sorted(RUNS.rglob("*.json")) if (_load(p).payload.workload.engine or ENGINE) == engine]
 
 
-FP8 = frozenset({"fp8-wo", "fp8-dyn"})  # torchao's precisions: their runs have their own report (campaigns/fp8)
-
-
 def is_fp8_run(path: Path) -> bool:
-    """Whether a run measured one of torchao's FP8 precisions (the FP8 campaign's, not this one's)."""
-    return any(m.precision.value in FP8 for m in _load(path).payload.measurements)
+    """Whether a run measured one of torchao's FP8 precisions: the FP8 campaign's (campaigns/fp8), not this one's."""
+    return any(is_fp8(m.precision) for m in _load(path).payload.measurements)
 
 
 def committed() -> tuple[list[Path], list[Path]]:
