@@ -9,6 +9,7 @@ runs beside the transformers runs of the same GPU, batch and length. Nothing is 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from collections.abc import Sequence
@@ -29,8 +30,9 @@ INTRO = (
 )
 
 
+@functools.cache
 def _h200() -> ModuleType:
-    """The H200 campaign's report module, whose sections this report reuses."""
+    """The H200 campaign's report module, whose sections (and submission cache) this report reuses, loaded once."""
     path = ROOT / "campaigns" / "h200-2026-11" / "tools" / "report.py"
     spec = importlib.util.spec_from_file_location("h200_report", path)
     assert spec is not None and spec.loader is not None  # noqa: S101 - a file of this repository
