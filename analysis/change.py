@@ -17,9 +17,8 @@ from typing import Any
 import polars as pl
 
 from ecocompute.analysis.defaults import PRECISION_ORDER, STACK
-from ecocompute.analysis.frames import as_polars, like_input, require_columns, with_null_columns
+from ecocompute.analysis.frames import as_polars, like_input, require_columns, with_engine, with_null_columns
 from ecocompute.schema.derive import t_quantile_975
-from ecocompute.schema.models import ENGINE
 
 BASELINES = ("fp16", "bf16")
 MEASUREMENT_COLUMNS = (
@@ -56,8 +55,7 @@ def usable_measurements(measurements: pl.DataFrame) -> pl.DataFrame:
     rather than failing, and every result still names ``new_tokens``.
     """
     require_columns(measurements, MEASUREMENT_COLUMNS, "measurements")
-    measurements = with_null_columns(measurements, {"prompt_tokens": pl.Int64, "engine": pl.String})
-    measurements = measurements.with_columns(pl.col("engine").fill_null(ENGINE))  # tables before engines: transformers
+    measurements = with_engine(with_null_columns(measurements, {"prompt_tokens": pl.Int64}))
     return measurements.filter(
         pl.col("error").is_null() & (pl.col("n_windows") > 0) & pl.col("j_per_token_mean").is_not_null()
     )

@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from ecocompute.schema.errors import UsageError
+from ecocompute.schema.models import ENGINE
 
 
 def _is_pandas(data: Any) -> bool:
@@ -58,6 +59,14 @@ def with_null_columns(frame: pl.DataFrame, columns: dict[str, type[pl.DataType]]
         if name not in frame.columns or (frame[name].dtype != dtype and frame[name].null_count() == frame.height)
     ]
     return frame.with_columns(pl.lit(None, dtype=columns[n]).alias(n) for n in untyped) if untyped else frame
+
+
+def with_engine(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with an ``engine`` column in which a missing column and nulls read as transformers'.
+
+    A table from before engines (schema 1.1 and older) has no ``engine``: every row in it is transformers'.
+    """
+    return with_null_columns(frame, {"engine": pl.String}).with_columns(pl.col("engine").fill_null(ENGINE))
 
 
 def require_columns(frame: pl.DataFrame | pl.LazyFrame, columns: tuple[str, ...], what: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from ecocompute.analysis.frames import with_engine
 from ecocompute.estimate.artifact import SCHEMA_VERSION, gpu_table
 from ecocompute.estimate.engine import Z95, group_predict, nearest
 from ecocompute.estimate.fits import group_fits
@@ -52,9 +53,7 @@ def measured_runs(measurements: pl.DataFrame, submissions: pl.DataFrame) -> list
     usable = measurements.filter(
         pl.col("error").is_null() & (pl.col("n_windows") > 0) & pl.col("j_per_token_mean").is_not_null()
     )
-    if "engine" not in usable.columns:  # a table from before engines: every row is transformers'
-        usable = usable.with_columns(pl.lit(ENGINE).alias("engine"))
-    usable = usable.with_columns(pl.col("engine").fill_null(ENGINE))
+    usable = with_engine(usable)
     if "passes_cv_gate" not in usable.columns:
         usable = usable.with_columns((pl.col("cv_pct") < GATE_CV_PCT).alias("passes_cv_gate"))
     archs = dict(submissions.select("submission_id", "gpu_arch").iter_rows())

@@ -21,12 +21,12 @@ import polars as pl
 from ecocompute.analysis.change import change_frame
 from ecocompute.analysis.crossovers import crossover_frame
 from ecocompute.analysis.defaults import DEFAULT_N_BOOT, DEFAULT_SEED
+from ecocompute.analysis.frames import with_engine
 from ecocompute.analysis.load import load_table
 from ecocompute.publish.hub import DEFAULT_HF_REPO
 from ecocompute.schema.errors import UsageError
 from ecocompute.site import columns
 
-ENGINE = "transformers"  # the engine of a row from a table before engines
 REJECTIONS = "rejections.json"
 MANIFEST = "MANIFEST.json"
 CARD = "README.md"
@@ -87,13 +87,6 @@ def read_tables(source: str | Path) -> Tables:
     if "passes_cv_gate" not in measurements.columns:
         measurements = measurements.with_columns(pl.col(TIER).alias("passes_cv_gate"))
     return Tables(measurements, frames["windows"], frames["submissions"], configs)
-
-
-def with_engine(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with an ``engine`` column: its own, nulls and a missing column read as transformers."""
-    if "engine" not in frame.columns:
-        return frame.with_columns(pl.lit(ENGINE).alias("engine"))
-    return frame.with_columns(pl.col("engine").fill_null(ENGINE))
 
 
 def columnar(frame: pl.DataFrame) -> dict[str, Any]:
@@ -233,8 +226,8 @@ def build_payload(
             "changes": c_names,
             "crossovers": x_names,
         },
-        "measurements": columnar(with_engine(m)),
-        "changes": columnar(with_engine(c)),
-        "crossovers": columnar(with_engine(x)),
+        "measurements": columnar(with_engine(m)),  # changes and crossovers have the analysis's engine column
+        "changes": columnar(c),
+        "crossovers": columnar(x),
         "rejections": rejections(folder),
     }

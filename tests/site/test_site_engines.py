@@ -14,7 +14,8 @@ from factories import committed_ids
 from site_helpers import all_tier, column, download, open_view, read_csv, show_all
 
 from ecocompute.analysis.change import change_frame
-from ecocompute.site.payload import SiteOptions, build_payload, with_engine
+from ecocompute.analysis.frames import with_engine
+from ecocompute.site.payload import SiteOptions, build_payload
 
 LLAMA = "20261201T172632Z-e1072b8d"  # the first llama.cpp submission: Qwen2.5-1.5B, fp16, q8_0 and q4_k_m
 LLAMAS = committed_ids("llama.cpp")  # every committed llama.cpp submission, LLAMA among them
