@@ -69,6 +69,13 @@ def with_engine(frame: pl.DataFrame) -> pl.DataFrame:
     return with_null_columns(frame, {"engine": pl.String}).with_columns(pl.col("engine").fill_null(ENGINE))
 
 
+def engine_is_in(frame: pl.DataFrame, engines: Sequence[str]) -> pl.Expr:
+    """The condition "the row's engine is one of ``engines``"; a table with no ``engine`` column is transformers'."""
+    if "engine" in frame.columns:
+        return pl.col("engine").is_in(list(engines))
+    return pl.lit(ENGINE in engines)
+
+
 def require_columns(frame: pl.DataFrame | pl.LazyFrame, columns: tuple[str, ...], what: str) -> None:
     """Raise UsageError naming the columns ``frame`` (or a lazy frame's schema) lacks."""
     names = frame.collect_schema().names() if isinstance(frame, pl.LazyFrame) else frame.columns

@@ -13,9 +13,9 @@ from typing import Any
 import polars as pl
 
 from ecocompute.analysis.defaults import ENGINES, PRECISION_ORDER, STACK
-from ecocompute.analysis.frames import as_polars, like_input
+from ecocompute.analysis.frames import as_polars, engine_is_in, like_input
 from ecocompute.schema.errors import UsageError
-from ecocompute.schema.models import ENGINE, Stack
+from ecocompute.schema.models import Stack
 
 TIERS = ("gated", "all")
 WEIGHTS = ("pretrained", "random-init")
@@ -101,13 +101,6 @@ def _check_batches(frame: pl.DataFrame, batches: list[int] | None) -> None:
         raise UsageError(f"no rows at batch size {missing[0]}: this table holds {', '.join(map(str, held))}")
 
 
-def _with_engine(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with an ``engine`` column: a measurements table from before engines is transformers' only."""
-    if "engine" in frame.columns or STACK not in frame.columns:  # no stack: not a measurements table, no engine
-        return frame
-    return frame.with_columns(pl.lit(ENGINE).alias("engine"))
-
-
 def select_frame(
     frame: pl.DataFrame,
     *,
@@ -120,7 +113,6 @@ def select_frame(
     tier: str | None = None,
 ) -> pl.DataFrame:
     """Polars core of :func:`select`: filter only on the columns ``frame`` has (a windows table has no GPU)."""
-    columns = frame.columns
     conditions: list[pl.Expr] = []
     chosen: list[tuple[str, list[Any] | None]] = [
         ("precision", parse_precisions(precision)),
@@ -130,9 +122,6 @@ def select_frame(
     ]
     _check_batches(frame, chosen[2][1])
     engines = parse_engines(engine)
-    if engines is not None:
-        frame = _with_engine(frame)
-        chosen.append(("engine", engines))
     if gpu is not None:
         if "gpu_name" not in frame.columns:
             raise UsageError("this table has no gpu_name column: select on the measurements table")
@@ -143,13 +132,16 @@ def select_frame(
         if column not in frame.columns:
             raise UsageError(f"this table has no {column} column: select on the measurements table")
         conditions.append(pl.col(column).is_in(values))
+    if engines is not None:
+        if "engine" not in frame.columns and STACK not in frame.columns:  # no stack: not a measurements table
+            raise UsageError("this table has no engine column: select on the measurements table")
+        conditions.append(engine_is_in(frame, engines))
     tiers = parse_choice(tier, TIERS, "tier")
     if tiers == ["gated"]:
         if "passes_cv_gate" not in frame.columns:
             raise UsageError("this table has no passes_cv_gate column: load a dataset of version 0.2 or later")
         conditions.append(pl.col("passes_cv_gate"))
-    chosen_frame = frame.filter(*conditions) if conditions else frame
-    return chosen_frame.select(columns)  # the engine column _with_engine added is not the table's
+    return frame.filter(*conditions) if conditions else frame
 
 
 def select(

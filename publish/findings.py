@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from ecocompute.analysis.defaults import STACK
+from ecocompute.analysis.frames import engine_is_in
 from ecocompute.analysis.results import Results
 from ecocompute.analysis.sections import crossover_text
 from ecocompute.analysis.selection import match_gpus
@@ -62,10 +63,7 @@ def _rows(frame: pl.DataFrame, spec: Spec, *, stack: bool = True, precision: boo
     except UsageError:
         return frame.clear()
     conditions = [pl.col("gpu_name").is_in(gpus), pl.col("batch_size") == spec.batch]
-    if "engine" in frame.columns:  # every analysis frame; a measurements table before engines is transformers'
-        conditions.append(pl.col("engine") == spec.engine)
-    elif spec.engine != ENGINE:
-        return frame.clear()
+    conditions.append(engine_is_in(frame, [spec.engine]))
     if stack:
         conditions.append(pl.col(STACK) == spec.stack)
     if precision:
