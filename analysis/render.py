@@ -7,10 +7,11 @@ from rich import box
 from rich.console import Group
 from rich.table import Table
 
+from ecocompute.analysis.change import POOL_KEYS
 from ecocompute.analysis.crossovers import format_params, format_tokens
 from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import matching
-from ecocompute.analysis.sections import change_text, engine_words
+from ecocompute.analysis.sections import GROUP_KEYS, change_text, engine_words
 
 NO_WRAP = ("change vs FP16", "model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch")
 SHORT_RESULT = {"costs more": "costs more", "saves": "saves", "mixed": "no +/- step"}
@@ -30,8 +31,7 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
 def _change_cell(pooled: pl.DataFrame | None, row: dict[str, object]) -> str:
     if pooled is None or row["precision"] in ("fp16",):
         return ""
-    keys = ["gpu_name", "engine", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights", "architecture",
-            "params_total", "precision"]  # fmt: skip
+    keys = list(POOL_KEYS)
     mine = pooled.filter(matching(keys, [row[k] for k in keys]))
     return change_text(mine.row(0, named=True)) if mine.height else ""
 
@@ -39,7 +39,7 @@ def _change_cell(pooled: pl.DataFrame | None, row: dict[str, object]) -> str:
 def j_per_token_rich_table(table: pl.DataFrame, pooled: pl.DataFrame | None = None) -> Group:
     """J/token, Wh per 1,000 tokens and the pooled change per model and precision, a table per group."""
     tables = []
-    keys = ["gpu_name", "engine", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights"]
+    keys = list(GROUP_KEYS)
     for key in table.select(keys).unique().sort(keys, nulls_last=True).iter_rows():
         gpu, engine, stack, batch, prompt, new, weights = key
         tokens = format_tokens(prompt, new)
