@@ -11,7 +11,7 @@ from ecocompute.analysis.change import POOL_KEYS
 from ecocompute.analysis.crossovers import format_params, format_tokens
 from ecocompute.analysis.defaults import STACK
 from ecocompute.analysis.frames import matching
-from ecocompute.analysis.sections import GROUP_KEYS, change_text, engine_words
+from ecocompute.analysis.sections import GROUP_KEYS, change_text, engine_words, names_engine
 
 NO_WRAP = ("change vs FP16", "model", "precision", "sizes", "95% CI", "stack", "crossover", "result", "batch")
 SHORT_RESULT = {"costs more": "costs more", "saves": "saves", "mixed": "no +/- step"}
@@ -79,7 +79,7 @@ def crossover_rich_table(table: pl.DataFrame) -> Group:
     for key in groups:
         named = dict(zip(keys, key, strict=True))
         parts = [str(named[k]) for k in ("gpu_name",) if k in named]
-        if engine_words(named.get("engine")):  # transformers goes unnamed, as in every title
+        if names_engine(named.get("engine")):  # transformers goes unnamed, as in every title
             parts.append(str(named["engine"]))
         if named.get("prompt_tokens") is not None or named.get("new_tokens") is not None:
             parts.append(f"{format_tokens(named.get('prompt_tokens'), named.get('new_tokens'))} tokens")

@@ -23,9 +23,14 @@ from ecocompute.schema.models import ENGINE
 GROUP_KEYS = ("gpu_name", "engine", STACK, "batch_size", "prompt_tokens", "new_tokens", "weights")
 
 
+def names_engine(engine: object) -> bool:
+    """Whether titles and file names name ``engine``: not transformers, the engine of every table before engines."""
+    return engine not in (None, ENGINE)
+
+
 def engine_words(engine: object) -> str:
-    """The engine as a title names it: nothing for transformers, the engine of every table before engines."""
-    return "" if engine in (None, ENGINE) else f"{engine} · "
+    """The engine as a title names it: nothing for transformers."""
+    return f"{engine} · " if names_engine(engine) else ""
 
 
 def group_title(key: Sequence[object], sep: str = " · ") -> str:

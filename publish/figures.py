@@ -17,8 +17,7 @@ import polars as pl
 from ecocompute.analysis.frames import matching
 from ecocompute.analysis.plots import FORMATS, plot_change
 from ecocompute.analysis.results import Results
-from ecocompute.analysis.sections import GROUP_KEYS, group_title
-from ecocompute.schema.models import ENGINE
+from ecocompute.analysis.sections import GROUP_KEYS, group_title, names_engine
 from ecocompute.schema.paths import gpu_slug
 
 
@@ -38,7 +37,7 @@ class FigureRef:
 def _slug(key: tuple[object, ...]) -> str:
     """The figure's file name: transformers' keep the names they had before engines, others name theirs."""
     gpu, engine, stack, batch, prompt, new, weights = key
-    engine_part = "" if engine in (None, ENGINE) else f"{str(engine).replace('.', '')}-"
+    engine_part = f"{str(engine).replace('.', '')}-" if names_engine(engine) else ""
     return f"{gpu_slug(str(gpu))}-{engine_part}{stack}-b{batch}-p{'na' if prompt is None else prompt}-n{new}-{weights}"
 
 
