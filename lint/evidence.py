@@ -168,11 +168,13 @@ class Evidence:
 
         transformers' runs only: the linter reads transformers code, and another engine's FP16 is not its baseline.
         """
+        from ecocompute.estimate.engine import ENGINE, engine_of
+
         cells: dict[tuple[str, str, int, str, str], dict[str, float]] = defaultdict(dict)
         for run in self.artifact.get("runs", []):
             if run.get("source") != "measured" or not run.get("j_q") or not run.get("j_b"):
                 continue
-            if run.get("engine", "transformers") != "transformers":  # an artifact of schema 1.0 is transformers'
+            if engine_of(run) != ENGINE:  # an artifact of schema 1.0 names none: transformers'
                 continue
             key = (run["gpu"], run["stack"], int(run["batch_size"]), run["precision"], run["model"])
             cells[key][run["submission_id"]] = math.log(run["j_q"])
