@@ -143,8 +143,12 @@ def _tau2_by_stack(keyed: dict[tuple[Any, ...], list[list[Run]]]) -> dict[tuple[
     result: dict[tuple[str, str, str], float] = {}
     for source in ("measured", "published"):
         overall, _ = pooled_tau2(cells for key, cells in keyed.items() if key[0] == source)
-        for where in sorted({_source_engine_stack(key) for key in keyed if key[0] == source}):
-            value, dof = pooled_tau2(cells for key, cells in keyed.items() if _source_engine_stack(key) == where)
+        by_where: dict[tuple[str, str, str], list[list[list[Run]]]] = {}
+        for key, cells in keyed.items():
+            if key[0] == source:
+                by_where.setdefault(_source_engine_stack(key), []).append(cells)
+        for where in sorted(by_where):
+            value, dof = pooled_tau2(by_where[where])
             result[where] = value if dof else overall
     return result
 
