@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,15 +64,24 @@ def device_uuids() -> list[str]:
     return uuids
 
 
+def uuid_index(uuid: str, uuids: Sequence[object]) -> int | None:
+    """Where NVML's ``uuid`` is among CUDA's device UUIDs (either may carry ``GPU-``, in any case), or None.
+
+    Entries that are None (a torch that exposes no UUID) match nothing.
+    """
+    want = uuid.lower().removeprefix("gpu-")
+    found = (i for i, u in enumerate(uuids) if u is not None and str(u).lower().removeprefix("gpu-") == want)
+    return next(found, None)
+
+
 def cuda_device(uuid: str, nvml_index: int) -> str:
     """The CUDA device (``cuda:N``) of the GPU whose NVML UUID is ``uuid``, without torch."""
-    want = uuid.lower().removeprefix("gpu-")
     uuids = device_uuids()
     if not uuids:
         raise NoGpuError("CUDA sees no device: check the driver and CUDA_VISIBLE_DEVICES")
-    for index, found in enumerate(uuids):
-        if found == want:
-            return f"cuda:{index}"
+    index = uuid_index(uuid, uuids)
+    if index is not None:
+        return f"cuda:{index}"
     raise NoGpuError(
         f"NVML GPU {nvml_index} is not among the CUDA devices this process sees: pass the --device-index of the "
         "GPU that CUDA_VISIBLE_DEVICES leaves visible"
@@ -119,4 +129,4 @@ def loaded_runtime_version(maps: Path = Path("/proc/self/maps")) -> str | None:
     return f"{version.value // 1000}.{version.value % 1000 // 10}"
 
 
-__all__ = ["cuda_device", "device_uuids", "free_memory_bytes", "loaded_runtime_version"]
+__all__ = ["cuda_device", "device_uuids", "free_memory_bytes", "loaded_runtime_version", "uuid_index"]

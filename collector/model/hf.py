@@ -18,6 +18,7 @@ import math
 import random
 from typing import TYPE_CHECKING, Any
 
+from ecocompute.collector.device.cuda import uuid_index
 from ecocompute.collector.errors import ModelError, NoGpuError
 from ecocompute.collector.model import torchao_fp8
 from ecocompute.collector.model.precisions import SPECS, check_engine, estimate_model_bytes
@@ -115,12 +116,11 @@ def cuda_device(uuid: str, nvml_index: int) -> str:
     torch = _torch()
     if not torch.cuda.is_available():
         raise NoGpuError("torch sees no CUDA device: install a CUDA build of torch and check CUDA_VISIBLE_DEVICES")
-    want = uuid.lower().removeprefix("gpu-")
     count = torch.cuda.device_count()
     uuids = [getattr(torch.cuda.get_device_properties(i), "uuid", None) for i in range(count)]
-    for i, found in enumerate(uuids):
-        if found is not None and str(found).lower().removeprefix("gpu-") == want:
-            return f"cuda:{i}"
+    index = uuid_index(uuid, uuids)
+    if index is not None:
+        return f"cuda:{index}"
     # Only a torch that exposes no UUID at all may fall back on numbering; otherwise the model would run on one
     # GPU while NVML measures another.
     if all(found is None for found in uuids) and (count == 1 or nvml_index < count):
